@@ -1,0 +1,45 @@
+// Outputs for --broker none: plugin development without Kafka. Events are counted and dropped,
+// so the counters still show what would have been published.
+#include <vector>
+
+#include "efu/outputs.h"
+
+namespace efu {
+namespace {
+
+class CountingEventOutput final : public EventOutput {
+ public:
+  explicit CountingEventOutput(CounterRegistry& counters)
+      : discarded_(counters.counter("events.discarded")) {}
+  void add(std::uint64_t, std::uint32_t, std::uint32_t) override { discarded_.add(); }
+  void tick(std::uint64_t) override {}
+  void flush() override {}
+
+ private:
+  Counter& discarded_;
+};
+
+class NullOutputs final : public Outputs {
+ public:
+  NullOutputs(const OutputSettings& settings, CounterRegistry& counters) {
+    events_.reserve(settings.threads);
+    for (unsigned i = 0; i < settings.threads; ++i) events_.emplace_back(counters);
+  }
+  EventOutput& events(unsigned thread) override { return events_.at(thread); }
+  RawOutput* raw(unsigned) override { return nullptr; }
+  StatsSink* status() override { return nullptr; }
+  void poll() override {}
+  std::uint64_t flush(std::chrono::milliseconds) override { return 0; }
+
+ private:
+  std::vector<CountingEventOutput> events_;
+};
+
+}  // namespace
+
+std::unique_ptr<Outputs> make_null_outputs(const OutputSettings& settings,
+                                           CounterRegistry& counters) {
+  return std::make_unique<NullOutputs>(settings, counters);
+}
+
+}  // namespace efu
