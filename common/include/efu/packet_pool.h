@@ -1,0 +1,48 @@
+// Preallocated packet slots shared by the receiver and the processing threads.
+//
+// The receiver owns the free slots. It receives datagrams straight into them (no copy), then
+// passes PacketRefs through an SPSC ring to a processing thread, which hands the slot indices
+// back through a second SPSC ring once the pipeline is done with them. The ring's
+// release/acquire pair orders the slot's bytes: the receiver's writes happen before its push,
+// and the processor's reads happen before it returns the index.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+
+namespace efu {
+
+/// What travels through a receive->processing ring: a slot and the datagram's length.
+struct PacketRef {
+  std::uint32_t slot;
+  std::uint32_t size;
+};
+
+class PacketPool {
+ public:
+  /// `slot_size` is rounded up to a multiple of 64 so every slot starts on its own cache line.
+  PacketPool(std::size_t slots, std::size_t slot_size)
+      : slots_(slots), stride_((slot_size + 63) / 64 * 64) {
+    storage_.reset(static_cast<std::uint8_t*>(::operator new[](slots_ * stride_, std::align_val_t{64})));
+  }
+
+  std::size_t slots() const noexcept { return slots_; }
+  std::size_t slot_size() const noexcept { return stride_; }
+  std::uint8_t* data(std::uint32_t slot) noexcept { return storage_.get() + slot * stride_; }
+  const std::uint8_t* data(std::uint32_t slot) const noexcept {
+    return storage_.get() + slot * stride_;
+  }
+
+ private:
+  struct AlignedDelete {
+    void operator()(std::uint8_t* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::size_t slots_;
+  std::size_t stride_;
+  std::unique_ptr<std::uint8_t[], AlignedDelete> storage_;
+};
+
+}  // namespace efu

@@ -1,0 +1,61 @@
+// A processing thread's loop: drain its lane, call the plugin pipeline, give the slots back.
+// The only processing loop in efu: plugins provide stages, never loops (design.md §1).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "data_path.h"
+#include "efu/outputs.h"
+#include "efu/plugin.h"
+
+namespace efu {
+
+struct ProcessorConfig {
+  unsigned batch_size = 64;            // packets handed to Pipeline::process() at most
+  std::uint32_t raw_sample_every = 0;  // every Nth packet to the RawOutput (0: none)
+  std::uint64_t tick_interval_ns = 10'000'000;
+};
+
+class Processor {
+ public:
+  Processor(Lane& lane, const PacketPool& pool, Pipeline& pipeline, EventOutput& events,
+            RawOutput* raw, const ProcessorConfig& config, CounterRegistry& counters);
+
+  /// Pops up to one batch, runs the pipeline on it and returns the slots. Returns the number of
+  /// packets processed (0 if the lane was empty).
+  std::size_t process_batch();
+
+  /// Time-based work: Pipeline::tick() and EventOutput::tick(), at most every tick interval.
+  void maybe_tick(std::uint64_t now_ns);
+
+  /// Loops until `input_done` is set (the receiver has stopped) and the lane is empty, then
+  /// lets the pipeline and the event output flush.
+  void run(const std::atomic<bool>& input_done);
+
+ private:
+  Lane& lane_;
+  const PacketPool& pool_;
+  Pipeline& pipeline_;
+  EventOutput& events_;
+  RawOutput* raw_;
+  ProcessorConfig config_;
+
+  std::vector<PacketRef> refs_;
+  std::vector<PacketView> views_;
+  std::vector<std::uint32_t> slots_;
+  std::uint32_t raw_countdown_;
+  std::uint64_t next_tick_ns_ = 0;
+
+  Counter& packets_;
+  Counter& batches_;
+  Counter& exceptions_;
+  Counter& raw_samples_;
+  Counter& idle_ns_;
+};
+
+/// Nanoseconds of CLOCK_MONOTONIC (std::chrono::steady_clock): the time base of tick().
+std::uint64_t steady_now_ns() noexcept;
+
+}  // namespace efu

@@ -1,0 +1,150 @@
+#include "udp_socket.h"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "efu/errors.h"
+
+namespace efu {
+namespace {
+
+std::string sockaddr_text(const sockaddr_storage& sa) {
+  char host[INET6_ADDRSTRLEN] = {};
+  if (sa.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(sa).sin_addr, host, sizeof(host));
+  } else {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(sa).sin6_addr, host, sizeof(host));
+  }
+  return host;
+}
+
+bool is_multicast(const sockaddr_storage& sa) {
+  if (sa.ss_family == AF_INET) {
+    return IN_MULTICAST(ntohl(reinterpret_cast<const sockaddr_in&>(sa).sin_addr.s_addr));
+  }
+  return IN6_IS_ADDR_MULTICAST(&reinterpret_cast<const sockaddr_in6&>(sa).sin6_addr);
+}
+
+long read_rmem_max() {
+  std::ifstream in("/proc/sys/net/core/rmem_max");
+  long v = -1;
+  in >> v;
+  return v;
+}
+
+}  // namespace
+
+UdpSocket::UdpSocket(const UdpSocketConfig& config) {
+  if (config.port < 0 || config.port > 65535) {
+    throw ConfigError("--port: " + std::to_string(config.port) +
+                      " is out of range; expected 0..65535");
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const std::string port_text = std::to_string(config.port);
+  if (const int rc = getaddrinfo(config.bind_address.c_str(), port_text.c_str(), &hints, &res);
+      rc != 0 || res == nullptr) {
+    throw ConfigError("--bind: '" + config.bind_address + "' is not an address (" +
+                      gai_strerror(rc) + "); expected a numeric IPv4 or IPv6 address");
+  }
+  sockaddr_storage addr{};
+  std::memcpy(&addr, res->ai_addr, res->ai_addrlen);
+  const socklen_t addr_len = res->ai_addrlen;
+  freeaddrinfo(res);
+
+  fd_ = ::socket(addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw ConfigError(std::string("socket(): ") + std::strerror(errno));
+
+  const bool multicast = is_multicast(addr);
+  const int one = 1;
+  if (multicast) setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+
+  // The study's lesson: a large receive buffer absorbs bursts while the receiver is descheduled.
+  const int requested = static_cast<int>(config.rcvbuf_bytes);
+  setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &requested, sizeof(requested));
+  int granted = 0;
+  socklen_t len = sizeof(granted);
+  getsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &granted, &len);
+  granted_rcvbuf_ = static_cast<std::size_t>(granted) / 2;  // the kernel doubles for overhead
+  spdlog::info("receive: SO_RCVBUF requested {} B, granted {} B", config.rcvbuf_bytes,
+               granted_rcvbuf_);
+  if (granted_rcvbuf_ < config.rcvbuf_bytes) {
+    spdlog::warn(
+        "receive: SO_RCVBUF capped at {} B by net.core.rmem_max ({}); fix with: "
+        "sysctl -w net.core.rmem_max={}",
+        granted_rcvbuf_, read_rmem_max(), config.rcvbuf_bytes);
+  }
+  // Kernel drops for this socket arrive as a cumulative count in each datagram's control data.
+  setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+  timeval tv{};
+  tv.tv_sec = config.receive_timeout_ms / 1000;
+  tv.tv_usec = (config.receive_timeout_ms % 1000) * 1000;
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+
+  if (::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), addr_len) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    std::string hint = "expected a free port and an address of this host";
+    if (err == EADDRINUSE) hint = "expected a port no other process uses";
+    if (err == EACCES) hint = "expected a port >= 1024 or the privilege to bind below it";
+    throw ConfigError("--port: cannot bind " + sockaddr_text(addr) + " port " + port_text + ": " +
+                      std::strerror(err) + "; " + hint);
+  }
+  sockaddr_storage bound{};
+  socklen_t bound_len = sizeof(bound);
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &bound_len);
+  bound_port_ = ntohs(bound.ss_family == AF_INET
+                          ? reinterpret_cast<const sockaddr_in&>(bound).sin_port
+                          : reinterpret_cast<const sockaddr_in6&>(bound).sin6_port);
+
+  if (multicast) {
+    unsigned ifindex = 0;
+    if (!config.multicast_interface.empty()) {
+      ifindex = if_nametoindex(config.multicast_interface.c_str());
+      if (ifindex == 0) {
+        throw ConfigError("--multicast-interface: '" + config.multicast_interface +
+                          "' is not an interface of this host; expected a name as in `ip link`");
+      }
+    }
+    int rc = 0;
+    if (addr.ss_family == AF_INET) {
+      ip_mreqn mreq{};
+      mreq.imr_multiaddr = reinterpret_cast<const sockaddr_in&>(addr).sin_addr;
+      mreq.imr_ifindex = static_cast<int>(ifindex);
+      rc = setsockopt(fd_, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mreq, sizeof(mreq));
+    } else {
+      ipv6_mreq mreq{};
+      mreq.ipv6mr_multiaddr = reinterpret_cast<const sockaddr_in6&>(addr).sin6_addr;
+      mreq.ipv6mr_interface = ifindex;
+      rc = setsockopt(fd_, IPPROTO_IPV6, IPV6_JOIN_GROUP, &mreq, sizeof(mreq));
+    }
+    if (rc != 0) {
+      const int err = errno;
+      ::close(fd_);
+      fd_ = -1;
+      throw ConfigError("--bind: cannot join multicast group " + config.bind_address + ": " +
+                        std::strerror(err) + "; expected an interface with multicast enabled");
+    }
+    spdlog::info("receive: joined multicast group {}", config.bind_address);
+  }
+  spdlog::info("receive: listening on {} port {}", sockaddr_text(addr), bound_port_);
+}
+
+UdpSocket::~UdpSocket() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace efu

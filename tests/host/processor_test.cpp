@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "processor.h"
+
+namespace efu {
+namespace {
+
+class RecordingPipeline final : public Pipeline {
+ public:
+  void process(PacketBatch batch) override {
+    ++batches;
+    for (const PacketView& p : batch) {
+      std::uint64_t seq = 0;
+      std::memcpy(&seq, p.data, sizeof(seq));
+      seen.push_back(seq);
+      if (seq == throw_on) throw std::runtime_error("bad packet");
+    }
+  }
+  void tick(std::uint64_t) override { ++ticks; }
+  void flush() override { ++flushes; }
+  std::vector<std::uint64_t> seen;
+  int batches = 0, ticks = 0, flushes = 0;
+  std::uint64_t throw_on = ~0ULL;
+};
+
+class CountingOutput final : public EventOutput {
+ public:
+  void add(std::uint64_t, std::uint32_t, std::uint32_t) override {}
+  void tick(std::uint64_t) override { ++ticks; }
+  void flush() override { ++flushes; }
+  int ticks = 0, flushes = 0;
+};
+
+class RecordingRaw final : public RawOutput {
+ public:
+  void sample(const std::uint8_t* data, std::uint32_t) override {
+    std::uint64_t seq = 0;
+    std::memcpy(&seq, data, sizeof(seq));
+    samples.push_back(seq);
+  }
+  std::vector<std::uint64_t> samples;
+};
+
+struct Rig {
+  Rig() : pool(256, 64), lane(64, 256) {}
+  void push(std::uint64_t seq) {
+    const auto slot = static_cast<std::uint32_t>(seq % pool.slots());
+    std::memcpy(pool.data(slot), &seq, sizeof(seq));
+    ASSERT_TRUE(lane.packets.try_push(PacketRef{slot, 8}));
+  }
+  CounterRegistry counters;
+  PacketPool pool;
+  Lane lane;
+  RecordingPipeline pipeline;
+  CountingOutput output;
+};
+
+TEST(Processor, PassesPacketsInOrderAndReturnsSlots) {
+  Rig rig;
+  Processor p(rig.lane, rig.pool, rig.pipeline, rig.output, nullptr, ProcessorConfig{16, 0, 1000},
+              rig.counters);
+  for (std::uint64_t i = 0; i < 40; ++i) rig.push(i);
+  std::size_t total = 0;
+  while (std::size_t n = p.process_batch()) total += n;
+  EXPECT_EQ(total, 40u);
+  ASSERT_EQ(rig.pipeline.seen.size(), 40u);
+  for (std::uint64_t i = 0; i < 40; ++i) EXPECT_EQ(rig.pipeline.seen[i], i);
+  EXPECT_EQ(rig.pipeline.batches, 3);  // 16 + 16 + 8
+  EXPECT_EQ(rig.lane.returned.size(), 40u);
+  EXPECT_EQ(rig.counters.value("process.packets"), 40u);
+}
+
+TEST(Processor, ExceptionFromPipelineIsCountedNotFatal) {
+  Rig rig;
+  rig.pipeline.throw_on = 3;
+  Processor p(rig.lane, rig.pool, rig.pipeline, rig.output, nullptr, ProcessorConfig{4, 0, 1000},
+              rig.counters);
+  for (std::uint64_t i = 0; i < 8; ++i) rig.push(i);
+  while (p.process_batch() != 0) {
+  }
+  EXPECT_EQ(rig.counters.value("process.errors.exception"), 1u);
+  EXPECT_EQ(rig.counters.value("process.packets"), 8u);
+  EXPECT_EQ(rig.lane.returned.size(), 8u);  // the slots of the failed batch come back too
+}
+
+TEST(Processor, SamplesEveryNthPacket) {
+  Rig rig;
+  RecordingRaw raw;
+  Processor p(rig.lane, rig.pool, rig.pipeline, rig.output, &raw, ProcessorConfig{64, 10, 1000},
+              rig.counters);
+  for (std::uint64_t i = 0; i < 35; ++i) rig.push(i);
+  while (p.process_batch() != 0) {
+  }
+  EXPECT_EQ(raw.samples, (std::vector<std::uint64_t>{9, 19, 29}));
+  EXPECT_EQ(rig.counters.value("process.raw_samples"), 3u);
+}
+
+TEST(Processor, RunDrainsTheLaneAfterInputEndsThenFlushes) {
+  Rig rig;
+  Processor p(rig.lane, rig.pool, rig.pipeline, rig.output, nullptr, ProcessorConfig{8, 0, 1000},
+              rig.counters);
+  for (std::uint64_t i = 0; i < 50; ++i) rig.push(i);
+  std::atomic<bool> done{true};  // input already ended: run() must still drain everything
+  p.run(done);
+  EXPECT_EQ(rig.pipeline.seen.size(), 50u);
+  EXPECT_EQ(rig.pipeline.flushes, 1);
+  EXPECT_EQ(rig.output.flushes, 1);
+  EXPECT_GE(rig.pipeline.ticks, 1);
+}
+
+TEST(Processor, TicksAtMostOncePerInterval) {
+  Rig rig;
+  Processor p(rig.lane, rig.pool, rig.pipeline, rig.output, nullptr,
+              ProcessorConfig{8, 0, 10'000'000}, rig.counters);
+  p.maybe_tick(100'000'000);
+  p.maybe_tick(105'000'000);
+  p.maybe_tick(110'000'000);
+  EXPECT_EQ(rig.pipeline.ticks, 2);
+  EXPECT_EQ(rig.output.ticks, 2);
+}
+
+}  // namespace
+}  // namespace efu

@@ -1,0 +1,113 @@
+#include "subprocess.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace efu::test {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Child::Child(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
+  char out_name[] = "/tmp/efu-child-out-XXXXXX";
+  char err_name[] = "/tmp/efu-child-err-XXXXXX";
+  const int out_fd = mkstemp(out_name);
+  const int err_fd = mkstemp(err_name);
+  out_path_ = out_name;
+  err_path_ = err_name;
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(out_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    for (const std::string& e : extra_env) putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out_fd);
+  close(err_fd);
+}
+
+Child::~Child() {
+  if (!reaped_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  unlink(out_path_.c_str());
+  unlink(err_path_.c_str());
+}
+
+std::optional<int> Child::wait(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      reaped_ = true;
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) return -WTERMSIG(status);
+      return -1000;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void Child::signal(int sig) { kill(pid_, sig); }
+std::string Child::out() const { return read_text(out_path_); }
+std::string Child::err() const { return read_text(err_path_); }
+
+bool Child::wait_for_stderr(const std::string& text, std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (err().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+int free_udp_port() {
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+void send_sequence(int port, std::uint64_t first, std::uint64_t count, std::size_t size) {
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string buf(size, '\x5a');
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t seq = first + i;
+    std::memcpy(buf.data(), &seq, std::min(size, sizeof(seq)));
+    sendto(fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    if (i % 200 == 199) std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  close(fd);
+}
+
+}  // namespace efu::test

@@ -1,0 +1,42 @@
+// Runs efu as a child process for lifecycle tests: output captured to files, bounded waits.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace efu::test {
+
+class Child {
+ public:
+  /// Starts `args` (args[0] is the program) with stdout/stderr redirected to temp files.
+  Child(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {});
+  ~Child();
+  /// Exit code, or nullopt if it has not exited within `timeout` (or died from a signal: -signo).
+  std::optional<int> wait(std::chrono::milliseconds timeout);
+  void signal(int sig);
+  std::string out() const;
+  std::string err() const;
+  /// Waits until stderr contains `text` (or timeout). True if found.
+  bool wait_for_stderr(const std::string& text, std::chrono::milliseconds timeout) const;
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  std::string out_path_;
+  std::string err_path_;
+};
+
+/// A UDP port on 127.0.0.1 that was free a moment ago.
+int free_udp_port();
+
+/// Sends `count` datagrams of `size` bytes, each starting with a 64-bit sequence number from
+/// `first`, to 127.0.0.1:port, pacing lightly so loopback does not drop.
+void send_sequence(int port, std::uint64_t first, std::uint64_t count, std::size_t size);
+
+std::string read_text(const std::string& path);
+
+}  // namespace efu::test
