@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The SDK end to end: install efu, build the example plugin out of tree against the installed
+# CMake package, and run the installed efu with it.
+#   sdk_test.sh <efu build dir> <example plugin source dir>
+set -euo pipefail
+build_dir=$1
+example_src=$2
+work=$(mktemp -d /tmp/efu-sdk-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cmake --install "$build_dir" --prefix "$work/prefix" >"$work/install.log" 2>&1 ||
+  { cat "$work/install.log"; fail "cmake --install"; }
+[[ -f $work/prefix/include/efu/plugin.h ]] || fail "plugin.h not installed"
+[[ -f $work/prefix/lib/cmake/efu/efuConfig.cmake ]] || fail "efuConfig.cmake not installed"
+
+cmake -S "$example_src" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure out of tree"; }
+cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "build out of tree"; }
+[[ -f $work/build/efu_example.so ]] || fail "efu_example.so not built"
+
+efu=$work/prefix/bin/efu
+# Found by name on EFU_PLUGIN_PATH, with its own options in --help.
+EFU_PLUGIN_PATH=$work/build "$efu" --list-modules >"$work/list.txt"
+grep -q "example" "$work/list.txt" || { cat "$work/list.txt"; fail "--list-modules misses example"; }
+EFU_PLUGIN_PATH=$work/build "$efu" --module example --help >"$work/help.txt"
+grep -q -- "--example-max-pixel" "$work/help.txt" || fail "--help misses the plugin option"
+
+# Runs, receives, forms events; the installed efu finds its installed udp plugin too.
+port=$((20000 + RANDOM % 20000))
+EFU_PLUGIN_PATH=$work/build "$efu" --module example --broker none --bind 127.0.0.1 \
+  --port "$port" --stop-after 2 --stats-json "$work/stats.json" >"$work/run.out" 2>"$work/run.err" &
+pid=$!
+for _ in $(seq 50); do grep -q running "$work/run.err" 2>/dev/null && break; sleep 0.1; done
+# Three readouts: (tof 100, pixel 5), (tof 200, pixel 6), (tof 300, pixel 99999 -> rejected).
+printf '\x64\x00\x00\x00\x05\x00\x00\x00\xc8\x00\x00\x00\x06\x00\x00\x00\x2c\x01\x00\x00\x9f\x86\x01\x00' \
+  >"$work/packet.bin"
+python3 - "$port" "$work/packet.bin" <<'PY'
+import socket, sys
+data = open(sys.argv[2], "rb").read()
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(data, ("127.0.0.1", int(sys.argv[1])))
+s.sendto(b"\x01\x02\x03", ("127.0.0.1", int(sys.argv[1])))
+PY
+wait "$pid" || { cat "$work/run.err"; fail "efu exited non-zero"; }
+python3 - "$work/stats.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+want = {"receive.packets": 2, "example.readouts": 3, "example.errors.pixel": 1,
+        "example.errors.length": 1, "events.discarded": 2}
+bad = {k: (s.get(k), v) for k, v in want.items() if s.get(k) != v}
+if bad:
+    sys.exit(f"FAIL: counters (got, want): {bad}")
+PY
+echo "sdk: example plugin built out of tree and run by the installed efu: ok"
