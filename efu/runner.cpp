@@ -329,7 +329,9 @@ int run(int argc, const char* const* argv) {
 
   StatsPublisher publisher(counters, settings.stats_interval);
   LogStatsSink log_sink;
+  LossWarningSink loss_warnings;
   publisher.add_sink(&log_sink);
+  publisher.add_sink(&loss_warnings);
   if (StatsSink* status = outputs->status(); status != nullptr) publisher.add_sink(status);
   Counter& ring_fill = counters.gauge("receive.ring.fill");
   Counter& rcvbuf = counters.gauge("receive.socket.rcvbuf_bytes");

@@ -48,6 +48,30 @@ std::string format_stats_line(const StatsSnapshot& s) {
   return line;
 }
 
+bool is_loss_counter(const std::string& name) {
+  for (const char* word : {"dropped", "errors", "failed", "truncated"}) {
+    const std::string w = word;
+    for (std::size_t pos = name.find(w); pos != std::string::npos; pos = name.find(w, pos + 1)) {
+      const bool starts = pos == 0 || name[pos - 1] == '.';
+      const bool ends = pos + w.size() == name.size() || name[pos + w.size()] == '.';
+      if (starts && ends) return true;
+    }
+  }
+  return false;
+}
+
+void LossWarningSink::publish(const StatsSnapshot& snapshot) {
+  for (const RateSample& c : snapshot.counters) {
+    if (c.kind != CounterKind::kCounter || !is_loss_counter(c.name)) continue;
+    Watch& w = watches_[c.name];
+    if (c.value <= w.reported) continue;
+    if (!w.limiter.allow()) continue;
+    spdlog::warn("{}: +{} since the last warning (total {})", c.name, c.value - w.reported,
+                 c.value);
+    w.reported = c.value;
+  }
+}
+
 void LogStatsSink::publish(const StatsSnapshot& snapshot) {
   spdlog::info("stats: {}", format_stats_line(snapshot));
 }

@@ -14,6 +14,7 @@
 
 #include "cpu_usage.h"
 #include "efu/counters.h"
+#include "efu/log_limiter.h"
 #include "efu/outputs.h"
 
 namespace efu {
@@ -26,6 +27,24 @@ class LogStatsSink final : public StatsSink {
 
 /// Formats a snapshot's counters as the compact log line (exposed for tests).
 std::string format_stats_line(const StatsSnapshot& snapshot);
+
+/// Warns when a loss counter grew during the interval: any counter whose name has a segment
+/// "dropped", "errors", "failed" or "truncated". At most one warning per counter every 10 s;
+/// the warning says how much was lost since the previous one.
+class LossWarningSink final : public StatsSink {
+ public:
+  void publish(const StatsSnapshot& snapshot) override;
+
+ private:
+  struct Watch {
+    std::uint64_t reported = 0;  // value at the last warning
+    LogLimiter limiter;
+  };
+  std::map<std::string, Watch> watches_;
+};
+
+/// True for counter names that count loss or failure (see LossWarningSink).
+bool is_loss_counter(const std::string& name);
 
 class StatsPublisher {
  public:

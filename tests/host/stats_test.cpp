@@ -79,6 +79,24 @@ TEST(StatsPublisher, SamplesThreadCpu) {
   EXPECT_GT(s.threads[0].user_pct + s.threads[0].system_pct, 10.0);
 }
 
+TEST(LossWarnings, RecognisesLossCountersBySegment) {
+  EXPECT_TRUE(is_loss_counter("receive.dropped.kernel"));
+  EXPECT_TRUE(is_loss_counter("parser.essheader.errors.cookie"));
+  EXPECT_TRUE(is_loss_counter("kafka.delivery.failed"));
+  EXPECT_TRUE(is_loss_counter("receive.truncated"));
+  EXPECT_FALSE(is_loss_counter("receive.packets"));
+  EXPECT_FALSE(is_loss_counter("udp.errorsx"));
+}
+
+TEST(LogLimiter, AllowsOncePerGapAndCountsTheRest) {
+  LogLimiter limiter(std::chrono::hours(1));
+  EXPECT_TRUE(limiter.allow());
+  EXPECT_FALSE(limiter.allow());
+  EXPECT_FALSE(limiter.allow());
+  EXPECT_EQ(limiter.take_suppressed(), 2u);
+  EXPECT_EQ(limiter.take_suppressed(), 0u);
+}
+
 TEST(StatsLine, ShowsNonZeroCountersWithRates) {
   StatsSnapshot s{};
   s.counters = {{"receive.packets", CounterKind::kCounter, 2'500'000, 125'000},
