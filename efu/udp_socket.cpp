@@ -68,6 +68,20 @@ UdpSocket::UdpSocket(const UdpSocketConfig& config) {
   if (fd_ < 0) throw ConfigError(std::string("socket(): ") + std::strerror(errno));
 
   const bool multicast = is_multicast(addr);
+  unsigned ifindex = 0;
+  if (multicast && !config.multicast_interface.empty()) {
+    ifindex = if_nametoindex(config.multicast_interface.c_str());
+    if (ifindex == 0) {
+      ::close(fd_);
+      fd_ = -1;
+      throw ConfigError("--multicast-interface: '" + config.multicast_interface +
+                        "' is not an interface of this host; expected a name as in `ip link`");
+    }
+  }
+  // A link-local IPv6 group is only meaningful on one interface: bind needs its scope.
+  if (multicast && addr.ss_family == AF_INET6) {
+    reinterpret_cast<sockaddr_in6&>(addr).sin6_scope_id = ifindex;
+  }
   const int one = 1;
   if (multicast) setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 
@@ -111,14 +125,6 @@ UdpSocket::UdpSocket(const UdpSocketConfig& config) {
                           : reinterpret_cast<const sockaddr_in6&>(bound).sin6_port);
 
   if (multicast) {
-    unsigned ifindex = 0;
-    if (!config.multicast_interface.empty()) {
-      ifindex = if_nametoindex(config.multicast_interface.c_str());
-      if (ifindex == 0) {
-        throw ConfigError("--multicast-interface: '" + config.multicast_interface +
-                          "' is not an interface of this host; expected a name as in `ip link`");
-      }
-    }
     int rc = 0;
     if (addr.ss_family == AF_INET) {
       ip_mreqn mreq{};
