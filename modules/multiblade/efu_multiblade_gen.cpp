@@ -1,0 +1,467 @@
+// efu-multiblade-gen: simulated Multi-Blade neutrons as ESS VMM3a readout over UDP, with a
+// ground-truth file that an end-to-end test can check efu's events against (docs/multiblade.md).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "efu/errors.h"
+#include "efu/ess/header_writer.h"
+#include "geometry.h"
+#include "multiblade_pipeline.h"
+#include "vmm3_readout.h"
+
+namespace efu::multiblade {
+namespace {
+
+constexpr std::uint64_t kPulsePeriodNs = 1'000'000'000 / 14;  // 71.43 ms, the ESS 14 Hz
+constexpr std::uint64_t kFirstTofNs = 10'000;
+
+struct Settings {
+  std::string host = "127.0.0.1";
+  int port = 9000;
+  std::string geometry;
+  std::uint64_t neutrons_per_pulse = 1000;
+  std::uint64_t pulses = 0;
+  std::uint64_t count = 0;
+  double duration_s = 0;
+  double rate_pps = 0;
+  double rate_gbps = 0;
+  std::uint32_t size = 8972;
+  std::string shape = "uniform";
+  double spot_x = 32, spot_y = 64, spot_radius = 8, ring_width = 3;
+  std::uint64_t noise_per_pulse = 0;
+  std::uint64_t jitter_ns = 100;
+  std::uint64_t min_spacing_ns = 2000;
+  unsigned queues = 1;
+  unsigned header_version = 1;
+  std::uint64_t seed = 1;
+  std::uint64_t start_time_ns = 0;
+  std::string ground_truth;
+  std::string summary;
+  double fault_fraction = 0;
+  std::string fault_kinds = "cookie,truncated,version,corrupt";
+  std::uint16_t adc_min = 300;
+};
+
+enum class Fault { kCookie, kTruncated, kVersion, kCorrupt };
+
+class Generator {
+ public:
+  Generator(const Settings& s, const Geometry& g) : s_(s), g_(g), rng_(s.seed) {
+    fd_ = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd_ < 0) throw ConfigError("socket: cannot create a UDP socket");
+    address_.sin_family = AF_INET;
+    address_.sin_port = htons(static_cast<std::uint16_t>(s.port));
+    if (inet_pton(AF_INET, s.host.c_str(), &address_.sin_addr) != 1) {
+      throw ConfigError("--host: '" + s.host + "' is not valid; expected an IPv4 address");
+    }
+    queues_.resize(s.queues);
+    for (auto& q : queues_) q.bytes.reserve(s.size);
+    std::stringstream kinds(s.fault_kinds);
+    for (std::string k; std::getline(kinds, k, ',');) {
+      if (k == "cookie")
+        faults_.push_back(Fault::kCookie);
+      else if (k == "truncated")
+        faults_.push_back(Fault::kTruncated);
+      else if (k == "version")
+        faults_.push_back(Fault::kVersion);
+      else if (k == "corrupt")
+        faults_.push_back(Fault::kCorrupt);
+      else
+        throw ConfigError("--fault-kinds: '" + k +
+                          "' is not valid; expected cookie, truncated, version or corrupt");
+    }
+    if (s.fault_fraction > 0 && faults_.empty()) {
+      throw ConfigError(
+          "--fault-kinds: empty; expected at least one kind when --fault-fraction > 0");
+    }
+    if (!s.ground_truth.empty()) {
+      truth_.open(s.ground_truth);
+      if (!truth_) throw ConfigError("--ground-truth: '" + s.ground_truth + "' cannot be written");
+      truth_ << "# pulse_time_ns tof_ns pixel cassette x y\n";
+    }
+  }
+  ~Generator() { close(fd_); }
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
+
+  void run() {
+    const std::uint64_t window =
+        std::min<std::uint64_t>(kPulsePeriodNs - kFirstTofNs - 100'000, kPulsePeriodNs);
+    spacing_ = s_.neutrons_per_pulse == 0 ? window : window / s_.neutrons_per_pulse;
+    if (spacing_ < s_.min_spacing_ns) {
+      throw ConfigError("--neutrons-per-pulse: '" + std::to_string(s_.neutrons_per_pulse) +
+                        "' spaces neutrons " + std::to_string(spacing_) +
+                        " ns apart; expected at most " +
+                        std::to_string(window / s_.min_spacing_ns) + " (--min-spacing-ns " +
+                        std::to_string(s_.min_spacing_ns) + ")");
+    }
+    start_ = std::chrono::steady_clock::now();
+    std::uint64_t start_ns = s_.start_time_ns;
+    if (start_ns == 0) {
+      start_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count());
+    }
+    std::uint64_t prev_pulse = start_ns - kPulsePeriodNs;
+    for (std::uint64_t pulse = 0;; ++pulse) {
+      if (s_.pulses != 0 && pulse >= s_.pulses) break;
+      if (s_.count != 0 && sent_packets_ >= s_.count) break;
+      if (s_.duration_s > 0 && elapsed_s() >= s_.duration_s) break;
+      // Pulse times sit on ESS ticks, so what efu decodes is exactly what the truth file says.
+      const ess::EssTime pulse_ess = ess::to_ess(start_ns + pulse * kPulsePeriodNs);
+      const std::uint64_t pulse_ns = ess::to_ns(pulse_ess.high, pulse_ess.low);
+      run_pulse(pulse_ns, prev_pulse);
+      prev_pulse = pulse_ns;
+    }
+  }
+
+  void write_summary() const {
+    if (s_.summary.empty()) return;
+    std::ofstream out(s_.summary);
+    out << "{\"packets\": " << sent_packets_ << ", \"data_packets\": " << data_packets_
+        << ", \"readouts\": " << readouts_ << ", \"neutrons\": " << neutrons_
+        << ", \"noise_wire\": " << noise_[0] << ", \"noise_strip\": " << noise_[1]
+        << ", \"send_errors\": " << send_errors_ << ", \"faults\": {";
+    bool first = true;
+    for (const auto& [name, n] : fault_counts_) {
+      out << (first ? "" : ", ") << "\"" << name << "\": " << n;
+      first = false;
+    }
+    out << "}}\n";
+  }
+
+  void print_summary() const {
+    std::printf(
+        "sent %llu packets (%llu data), %llu readouts, %llu neutrons, %llu noise hits, "
+        "%llu send errors\n",
+        static_cast<unsigned long long>(sent_packets_),
+        static_cast<unsigned long long>(data_packets_), static_cast<unsigned long long>(readouts_),
+        static_cast<unsigned long long>(neutrons_),
+        static_cast<unsigned long long>(noise_[0] + noise_[1]),
+        static_cast<unsigned long long>(send_errors_));
+  }
+
+ private:
+  struct Queue {
+    std::vector<std::uint8_t> bytes;
+    std::uint32_t sequence = 0;
+  };
+
+  double elapsed_s() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+  double uniform(double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng_);
+  }
+  std::uint64_t below(std::uint64_t n) {
+    return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng_);
+  }
+
+  // A position in detector-wide coordinates: x = strip, y = cassette * wires + wire.
+  void position(std::uint32_t& x, std::uint32_t& y) {
+    const double width = g_.strips();
+    const double height = g_.cassettes() * g_.wires();
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      double fx = 0, fy = 0;
+      if (s_.shape == "uniform") {
+        fx = uniform(0, width);
+        fy = uniform(0, height);
+      } else if (s_.shape == "spot") {
+        std::normal_distribution<double> n(0, s_.spot_radius);
+        fx = s_.spot_x + n(rng_);
+        fy = s_.spot_y + n(rng_);
+      } else {  // ring
+        const double r = s_.spot_radius + uniform(-s_.ring_width, s_.ring_width);
+        const double a = uniform(0, 2 * M_PI);
+        fx = s_.spot_x + r * std::cos(a);
+        fy = s_.spot_y + r * std::sin(a);
+      }
+      if (fx >= 0 && fy >= 0 && fx < width && fy < height) {
+        x = static_cast<std::uint32_t>(fx);
+        y = static_cast<std::uint32_t>(fy);
+        return;
+      }
+    }
+    x = static_cast<std::uint32_t>(s_.spot_x);  // shape entirely off the detector: its centre
+    y = static_cast<std::uint32_t>(s_.spot_y);
+  }
+
+  void add_readout(std::uint32_t cassette, Plane plane, std::uint32_t coordinate, std::uint16_t adc,
+                   std::uint64_t time_ns, std::uint64_t pulse_ns, std::uint64_t prev_pulse_ns) {
+    const PlaneLocation& loc = g_.location(cassette, plane);
+    Queue& q = queues_[cassette % queues_.size()];
+    const std::uint32_t header = ess::header_size(static_cast<std::uint8_t>(s_.header_version));
+    if (!q.bytes.empty() && q.bytes.size() + kReadoutSize > s_.size) {
+      send_queue(cassette % queues_.size(), pulse_ns, prev_pulse_ns);
+    }
+    if (q.bytes.empty()) q.bytes.resize(header);
+    const ess::EssTime t = ess::to_ess(time_ns);
+    const std::size_t at = q.bytes.size();
+    q.bytes.resize(at + kReadoutSize);
+    write_readout(q.bytes.data() + at,
+                  Vmm3Readout{loc.fiber, loc.fen, kReadoutSize, t.high, t.low, 0, adc, 0, 0,
+                              loc.vmm, static_cast<std::uint8_t>(loc.first_channel + coordinate)});
+    ++readouts_;
+  }
+
+  // Hits of one plane: the centre channel carries the full charge; each neighbour, present with
+  // probability 0.7, carries 20-60 % of it, so the centroid always rounds back to the centre.
+  void plane_hits(std::uint32_t cassette, Plane plane, std::uint32_t centre, std::uint32_t count,
+                  std::uint64_t t0, bool prompt, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    const auto adc = static_cast<std::uint16_t>(s_.adc_min + below(1024 - s_.adc_min));
+    const std::uint64_t centre_time = prompt ? t0 : t0 + below(s_.jitter_ns + 1);
+    add_readout(cassette, plane, centre, adc, centre_time, pulse_ns, prev_ns);
+    for (int side = -1; side <= 1; side += 2) {
+      const auto neighbour = static_cast<std::int64_t>(centre) + side;
+      if (neighbour < 0 || neighbour >= static_cast<std::int64_t>(count) || uniform(0, 1) > 0.7)
+        continue;
+      const auto share = static_cast<std::uint16_t>(adc * uniform(0.2, 0.6));
+      add_readout(cassette, plane, static_cast<std::uint32_t>(neighbour), share,
+                  t0 + below(s_.jitter_ns + 1), pulse_ns, prev_ns);
+    }
+  }
+
+  void run_pulse(std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    std::uint64_t noise_left = s_.noise_per_pulse;
+    for (std::uint64_t i = 0; i < s_.neutrons_per_pulse; ++i) {
+      const std::uint64_t tof = kFirstTofNs + i * spacing_;
+      std::uint32_t x = 0, y = 0;
+      position(x, y);
+      const std::uint32_t cassette = y / g_.wires();
+      const std::uint32_t wire = y % g_.wires();
+      // The centre wire is the prompt signal at the capture time; the rest are up to jitter_ns
+      // later, so the event time (earliest hit) is the neutron's time.
+      plane_hits(cassette, Plane::kWire, wire, g_.wires(), pulse_ns + tof, true, pulse_ns, prev_ns);
+      plane_hits(cassette, Plane::kStrip, x, g_.strips(), pulse_ns + tof, false, pulse_ns, prev_ns);
+      ++neutrons_;
+      if (truth_) {
+        truth_ << pulse_ns << ' ' << tof << ' ' << g_.pixel(cassette, x, wire) << ' ' << cassette
+               << ' ' << x << ' ' << y << '\n';
+      }
+      // A noise hit halfway to the next neutron: alone in its time group, so never an event.
+      if (noise_left != 0) {
+        --noise_left;
+        const auto cassette_n = static_cast<std::uint32_t>(below(g_.cassettes()));
+        const Plane plane = below(2) == 0 ? Plane::kWire : Plane::kStrip;
+        const std::uint32_t n = plane == Plane::kWire ? g_.wires() : g_.strips();
+        add_readout(cassette_n, plane, static_cast<std::uint32_t>(below(n)),
+                    static_cast<std::uint16_t>(s_.adc_min + below(200)),
+                    pulse_ns + tof + spacing_ / 2, pulse_ns, prev_ns);
+        ++noise_[static_cast<unsigned>(plane)];
+      }
+    }
+    for (std::size_t q = 0; q < queues_.size(); ++q) {
+      if (!queues_[q].bytes.empty()) send_queue(q, pulse_ns, prev_ns);
+    }
+  }
+
+  void send_queue(std::size_t index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    Queue& q = queues_[index];
+    finish_header(q, index, pulse_ns, prev_ns);
+    send(q.bytes);
+    ++data_packets_;
+    if (s_.fault_fraction > 0 && uniform(0, 1) < s_.fault_fraction)
+      inject_fault(index, pulse_ns, prev_ns);
+    q.bytes.clear();
+  }
+
+  void finish_header(Queue& q, std::size_t index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    ess::HeaderFields f;
+    f.version = static_cast<std::uint8_t>(s_.header_version);
+    f.type = kDetectorType;
+    f.total_length = static_cast<std::uint16_t>(q.bytes.size());
+    f.output_queue = static_cast<std::uint8_t>(index);
+    f.pulse = ess::to_ess(pulse_ns);
+    f.prev_pulse = ess::to_ess(prev_ns);
+    f.sequence = q.sequence++;
+    ess::write_header(q.bytes.data(), f);
+  }
+
+  // Faults never touch a packet that carries ground-truth neutrons: each is an extra packet,
+  // so every neutron still arrives and each fault lands in exactly one known counter.
+  void inject_fault(std::size_t index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    const Fault kind = faults_[below(faults_.size())];
+    std::vector<std::uint8_t> junk = queues_[index].bytes;
+    switch (kind) {
+      case Fault::kCookie:
+        junk[3] = 'X';
+        ++fault_counts_["cookie"];
+        break;
+      case Fault::kVersion:
+        junk[1] = 5;
+        ++fault_counts_["version"];
+        break;
+      case Fault::kTruncated:
+        junk.resize(1 + below(junk.size() - 1));
+        ++fault_counts_["truncated"];
+        break;
+      case Fault::kCorrupt: {
+        // A well-formed packet in the sequence whose readouts are each broken in one known way.
+        Queue corrupt;
+        corrupt.sequence = queues_[index].sequence;
+        corrupt.bytes.resize(ess::header_size(static_cast<std::uint8_t>(s_.header_version)));
+        const char* const reasons[] = {"readout_length", "readout_fiber", "readout_vmm",
+                                       "readout_channel", "readout_time_fraction"};
+        const ess::EssTime t = ess::to_ess(pulse_ns + 1000);
+        for (int k = 0; k < 5; ++k) {
+          const unsigned reason = static_cast<unsigned>(below(5));
+          Vmm3Readout r{0, 0, kReadoutSize, t.high, t.low, 0, 500, 0, 0, 0, 0};
+          const PlaneLocation& loc = g_.location(0, Plane::kStrip);
+          r.fiber = loc.fiber;
+          r.fen = loc.fen;
+          r.vmm = loc.vmm;
+          r.channel = loc.first_channel;
+          if (reason == 0) r.data_length = 19;
+          if (reason == 1) r.fiber = 250;
+          if (reason == 2) r.vmm = 15;  // demo geometries use only low VMM numbers
+          if (reason == 3) r.channel = 200;
+          if (reason == 4) r.time_low = ess::kTicksPerSecond;
+          const std::size_t at = corrupt.bytes.size();
+          corrupt.bytes.resize(at + kReadoutSize);
+          write_readout(corrupt.bytes.data() + at, r);
+          ++fault_counts_[reasons[reason]];
+        }
+        finish_header(corrupt, index, pulse_ns, prev_ns);
+        queues_[index].sequence = corrupt.sequence;
+        junk = std::move(corrupt.bytes);
+        ++fault_counts_["corrupt"];
+        break;
+      }
+    }
+    send(junk);
+  }
+
+  void send(const std::vector<std::uint8_t>& bytes) {
+    pace(bytes.size());
+    const ssize_t n = sendto(fd_, bytes.data(), bytes.size(), 0,
+                             reinterpret_cast<const sockaddr*>(&address_), sizeof address_);
+    if (n != static_cast<ssize_t>(bytes.size())) ++send_errors_;
+    ++sent_packets_;
+  }
+
+  // Sleeps until this packet's slot in the rate schedule; sleeping only when well ahead keeps
+  // the rate accurate at high packet rates despite the sleep granularity.
+  void pace(std::size_t bytes) {
+    if (s_.rate_pps > 0) {
+      schedule_s_ += 1.0 / s_.rate_pps;
+    } else if (s_.rate_gbps > 0) {
+      schedule_s_ += static_cast<double>(bytes) * 8 / (s_.rate_gbps * 1e9);
+    } else {
+      return;
+    }
+    const double ahead = schedule_s_ - elapsed_s();
+    if (ahead > 50e-6) std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
+  }
+
+  const Settings& s_;
+  const Geometry& g_;
+  std::mt19937_64 rng_;
+  int fd_ = -1;
+  sockaddr_in address_{};
+  std::vector<Queue> queues_;
+  std::vector<Fault> faults_;
+  std::ofstream truth_;
+  std::chrono::steady_clock::time_point start_;
+  std::uint64_t spacing_ = 0;
+  double schedule_s_ = 0;
+  std::uint64_t sent_packets_ = 0, data_packets_ = 0, readouts_ = 0, neutrons_ = 0;
+  std::uint64_t noise_[2] = {0, 0};
+  std::uint64_t send_errors_ = 0;
+  std::map<std::string, std::uint64_t> fault_counts_;
+};
+
+}  // namespace
+}  // namespace efu::multiblade
+
+int main(int argc, char** argv) {
+  using efu::multiblade::Settings;
+  Settings s;
+  CLI::App app{"Simulated Multi-Blade neutrons as ESS VMM3a readout over UDP"};
+  app.add_option("--host", s.host, "Destination IPv4 address")->capture_default_str();
+  app.add_option("--port", s.port, "Destination UDP port")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  app.add_option("--geometry", s.geometry, "Geometry JSON (default: the shipped demo)");
+  app.add_option("--neutrons-per-pulse", s.neutrons_per_pulse, "Neutrons per 14 Hz pulse")
+      ->capture_default_str();
+  app.add_option("--pulses", s.pulses, "Stop after this many pulses (0: no limit)");
+  app.add_option("--count", s.count, "Stop at the first pulse end after this many packets");
+  app.add_option("--duration", s.duration_s, "Stop at the first pulse end after this many seconds");
+  app.add_option("--rate-pps", s.rate_pps, "Packets per second (0: as fast as possible)");
+  app.add_option("--rate-gbps", s.rate_gbps, "Gbit/s of UDP payload (instead of --rate-pps)");
+  app.add_option("--size", s.size, "Largest packet, bytes")
+      ->check(CLI::Range(52, 8972))
+      ->capture_default_str();
+  app.add_option("--shape", s.shape, "Neutron positions: uniform, spot or ring")
+      ->check(CLI::IsMember({"uniform", "spot", "ring"}))
+      ->capture_default_str();
+  app.add_option("--spot-x", s.spot_x, "Spot/ring centre, strips")->capture_default_str();
+  app.add_option("--spot-y", s.spot_y, "Spot/ring centre, detector-wide wire rows")
+      ->capture_default_str();
+  app.add_option("--spot-radius", s.spot_radius, "Spot sigma or ring radius")
+      ->capture_default_str();
+  app.add_option("--ring-width", s.ring_width, "Ring half width")->capture_default_str();
+  app.add_option("--noise-per-pulse", s.noise_per_pulse,
+                 "Single-channel noise hits per pulse (<= neutrons)");
+  app.add_option("--jitter-ns", s.jitter_ns, "Hits follow the neutron by 0..jitter ns")
+      ->check(CLI::Range(0, 400))
+      ->capture_default_str();
+  app.add_option("--min-spacing-ns", s.min_spacing_ns, "Refuse neutron spacings below this")
+      ->capture_default_str();
+  app.add_option("--queues", s.queues, "ESS output queues (cassette % queues)")
+      ->check(CLI::Range(1, 12))
+      ->capture_default_str();
+  app.add_option("--header-version", s.header_version, "ESS header version")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
+  app.add_option("--seed", s.seed, "Random seed")->capture_default_str();
+  app.add_option("--start-time-ns", s.start_time_ns, "First pulse time (default: now)");
+  app.add_option("--ground-truth", s.ground_truth, "Write one line per neutron here");
+  app.add_option("--summary", s.summary, "Write what was sent here, as JSON");
+  app.add_option("--fault-fraction", s.fault_fraction,
+                 "Extra damaged packet after this fraction of packets")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--fault-kinds", s.fault_kinds, "Comma list: cookie,truncated,version,corrupt")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (s.pulses == 0 && s.count == 0 && s.duration_s <= 0) {
+      throw efu::ConfigError(
+          "--pulses/--count/--duration: none given; expected at least one limit");
+    }
+    if (s.noise_per_pulse > s.neutrons_per_pulse) {
+      throw efu::ConfigError(
+          "--noise-per-pulse: '" + std::to_string(s.noise_per_pulse) +
+          "' is more than --neutrons-per-pulse; expected at most one per neutron");
+    }
+    const std::string path =
+        s.geometry.empty() ? efu::multiblade::default_geometry_path() : s.geometry;
+    const auto geometry = efu::multiblade::Geometry::from_file(path);
+    efu::multiblade::Generator generator(s, geometry);
+    generator.run();
+    generator.write_summary();
+    generator.print_summary();
+  } catch (const efu::ConfigError& e) {
+    std::fprintf(stderr, "efu-multiblade-gen: %s\n", e.what());
+    return efu::kExitConfigError;
+  }
+  return 0;
+}
