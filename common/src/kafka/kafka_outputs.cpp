@@ -1,12 +1,220 @@
-// Placeholder until the Kafka outputs land; replaced wholesale by the Kafka implementation.
-#include "efu/errors.h"
+// The Kafka outputs: ev44 events per processing thread, ar51 raw samples, x5f2 status, all
+// through one shared producer.
+#include <atomic>
+#include <chrono>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "efu/kafka/ar51_builder.h"
+#include "efu/kafka/ev44_builder.h"
+#include "efu/kafka/producer.h"
+#include "efu/kafka/x5f2_status.h"
 #include "efu/outputs.h"
 
 namespace efu {
+namespace {
 
-std::unique_ptr<Outputs> make_kafka_outputs(const OutputSettings& settings, CounterRegistry&) {
-  throw ConfigError("--broker: '" + settings.broker +
-                    "' cannot be used yet, Kafka outputs are not built; expected 'none'");
+using kafka::Producer;
+
+// The largest datagram the host accepts (jumbo frames); ar51 builders are sized for it.
+constexpr std::size_t kMaxDatagram = 65536;
+
+std::uint64_t steady_now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+/// ev44 of one processing thread. Times given to tick() are std::chrono::steady_clock ns. An
+/// event's age is measured from the last tick before it arrived (add() reads no clock), so a
+/// message can leave up to one tick period early, never late.
+class Ev44Output final : public EventOutput {
+ public:
+  Ev44Output(Producer& producer, Producer::TopicId topic, const OutputSettings& settings,
+             std::atomic<std::int64_t>& next_message_id, CounterRegistry& counters)
+      : producer_(producer),
+        topic_(topic),
+        key_(settings.source_name),
+        builder_(settings.source_name, settings.ev44_max_bytes),
+        max_latency_ns_(static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(settings.ev44_max_latency)
+                .count())),
+        next_message_id_(next_message_id),
+        produce_counters_(counters),
+        events_(counters.counter("ev44.events")),
+        messages_(counters.counter("ev44.messages")),
+        events_dropped_(counters.counter("ev44.events.dropped")),
+        last_tick_ns_(steady_now_ns()) {}
+
+  void add(std::uint64_t pulse_time_ns, std::uint32_t time_of_flight_ns,
+           std::uint32_t pixel_id) override {
+    if (builder_.empty()) oldest_ns_ = last_tick_ns_;
+    builder_.add(pulse_time_ns, time_of_flight_ns, pixel_id);
+    events_.add();
+    if (builder_.full()) send();
+  }
+
+  void tick(std::uint64_t now_ns) override {
+    last_tick_ns_ = now_ns;
+    if (!builder_.empty() && now_ns - oldest_ns_ >= max_latency_ns_) send();
+  }
+
+  void flush() override {
+    if (!builder_.empty()) send();
+  }
+
+ private:
+  void send() {
+    // One id per message, taken only now: ids stay consecutive across the threads of a source,
+    // and a message that cannot be produced leaves a gap that consumers see.
+    const std::int64_t id = next_message_id_.fetch_add(1, std::memory_order_relaxed);
+    const auto bytes = builder_.finish(id);
+    if (producer_.produce(topic_, bytes, key_, produce_counters_)) {
+      messages_.add();
+    } else {
+      events_dropped_.add(builder_.events());
+    }
+    builder_.reset();
+  }
+
+  Producer& producer_;
+  Producer::TopicId topic_;
+  std::string key_;
+  kafka::Ev44Builder builder_;
+  std::uint64_t max_latency_ns_;
+  std::atomic<std::int64_t>& next_message_id_;
+  kafka::ProduceCounters produce_counters_;
+  Counter& events_;
+  Counter& messages_;
+  Counter& events_dropped_;
+  std::uint64_t last_tick_ns_;
+  std::uint64_t oldest_ns_ = 0;
+};
+
+/// ar51 raw samples of one processing thread: each packet given becomes one message.
+class Ar51Output final : public RawOutput {
+ public:
+  Ar51Output(Producer& producer, Producer::TopicId topic, const OutputSettings& settings,
+             std::atomic<std::int64_t>& next_message_id, CounterRegistry& counters)
+      : producer_(producer),
+        topic_(topic),
+        key_(settings.source_name),
+        builder_(settings.source_name, kMaxDatagram),
+        next_message_id_(next_message_id),
+        produce_counters_(counters),
+        messages_(counters.counter("ar51.messages")),
+        dropped_(counters.counter("ar51.messages.dropped")) {}
+
+  void sample(const std::uint8_t* data, std::uint32_t size) override {
+    const std::int64_t id = next_message_id_.fetch_add(1, std::memory_order_relaxed);
+    if (producer_.produce(topic_, builder_.build(id, data, size), key_, produce_counters_)) {
+      messages_.add();
+    } else {
+      dropped_.add();
+    }
+  }
+
+ private:
+  Producer& producer_;
+  Producer::TopicId topic_;
+  std::string key_;
+  kafka::Ar51Builder builder_;
+  std::atomic<std::int64_t>& next_message_id_;
+  kafka::ProduceCounters produce_counters_;
+  Counter& messages_;
+  Counter& dropped_;
+};
+
+/// x5f2 status, built and produced on the stats publisher thread.
+class X5f2Output final : public StatsSink {
+ public:
+  X5f2Output(Producer& producer, Producer::TopicId topic, const OutputSettings& settings,
+             CounterRegistry& counters)
+      : producer_(producer),
+        topic_(topic),
+        key_(settings.service_id),
+        identity_(kafka::this_process_identity(settings.service_id, settings.stats_interval_ms)),
+        produce_counters_(counters),
+        messages_(counters.counter("x5f2.messages")),
+        dropped_(counters.counter("x5f2.messages.dropped")) {}
+
+  void publish(const StatsSnapshot& snapshot) override {
+    const auto bytes = kafka::serialize_x5f2(identity_, kafka::status_json(snapshot));
+    if (producer_.produce(topic_, bytes, key_, produce_counters_)) {
+      messages_.add();
+    } else {
+      dropped_.add();
+    }
+  }
+
+ private:
+  Producer& producer_;
+  Producer::TopicId topic_;
+  std::string key_;
+  kafka::StatusIdentity identity_;
+  kafka::ProduceCounters produce_counters_;
+  Counter& messages_;
+  Counter& dropped_;
+};
+
+kafka::ProducerConfig producer_config(const OutputSettings& settings) {
+  kafka::ProducerConfig config = kafka::default_producer_config(settings);
+  if (!settings.kafka_config_file.empty()) {
+    kafka::apply_kafka_config_file(config, settings.kafka_config_file);
+  }
+  return config;
+}
+
+class KafkaOutputs final : public Outputs {
+ public:
+  KafkaOutputs(const OutputSettings& settings, CounterRegistry& counters)
+      : producer_(producer_config(settings), counters) {
+    const auto events_topic = producer_.topic(settings.events_topic);
+    events_.reserve(settings.threads);
+    for (unsigned i = 0; i < settings.threads; ++i) {
+      events_.push_back(
+          std::make_unique<Ev44Output>(producer_, events_topic, settings, next_ev44_id_, counters));
+    }
+    if (settings.raw_sample_every > 0) {
+      const auto samples_topic = producer_.topic(settings.samples_topic);
+      raw_.reserve(settings.threads);
+      for (unsigned i = 0; i < settings.threads; ++i) {
+        raw_.push_back(std::make_unique<Ar51Output>(producer_, samples_topic, settings,
+                                                    next_ar51_id_, counters));
+      }
+    }
+    status_ = std::make_unique<X5f2Output>(producer_, producer_.topic(settings.status_topic),
+                                           settings, counters);
+    spdlog::info("kafka: broker {} topics: events '{}', status '{}', samples '{}'", settings.broker,
+                 settings.events_topic, settings.status_topic,
+                 settings.raw_sample_every > 0 ? settings.samples_topic : "(off)");
+  }
+
+  EventOutput& events(unsigned thread) override { return *events_.at(thread); }
+  RawOutput* raw(unsigned thread) override {
+    return thread < raw_.size() ? raw_[thread].get() : nullptr;
+  }
+  StatsSink* status() override { return status_.get(); }
+  void poll() override { producer_.poll(); }
+  std::uint64_t flush(std::chrono::milliseconds timeout) override {
+    return producer_.flush(timeout);
+  }
+
+ private:
+  Producer producer_;
+  std::atomic<std::int64_t> next_ev44_id_{0};
+  std::atomic<std::int64_t> next_ar51_id_{0};
+  std::vector<std::unique_ptr<Ev44Output>> events_;
+  std::vector<std::unique_ptr<Ar51Output>> raw_;
+  std::unique_ptr<X5f2Output> status_;
+};
+
+}  // namespace
+
+std::unique_ptr<Outputs> make_kafka_outputs(const OutputSettings& settings,
+                                            CounterRegistry& counters) {
+  return std::make_unique<KafkaOutputs>(settings, counters);
 }
 
 }  // namespace efu

@@ -1,0 +1,238 @@
+#include "efu/kafka/producer.h"
+
+#include <string_view>
+#include <thread>
+
+#include <librdkafka/rdkafka.h>
+#include <spdlog/spdlog.h>
+
+#include "efu/errors.h"
+
+namespace efu::kafka {
+namespace {
+
+/// Lets a few lines through per window, then counts what it holds back and says so when the
+/// next window opens: a broker outage must not flood the log. Single-threaded (poll side).
+class LogLimiter {
+ public:
+  bool allow() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - window_start_ >= kWindow) {
+      if (suppressed_ > 0) {
+        spdlog::warn("kafka: {} more messages suppressed in the last {} s", suppressed_,
+                     std::chrono::duration_cast<std::chrono::seconds>(kWindow).count());
+      }
+      window_start_ = now;
+      in_window_ = 0;
+      suppressed_ = 0;
+    }
+    if (in_window_ < kPerWindow) {
+      ++in_window_;
+      return true;
+    }
+    ++suppressed_;
+    return false;
+  }
+
+ private:
+  static constexpr std::chrono::seconds kWindow{10};
+  static constexpr unsigned kPerWindow = 5;
+  std::chrono::steady_clock::time_point window_start_{};
+  unsigned in_window_ = 0;
+  std::uint64_t suppressed_ = 0;
+};
+
+}  // namespace
+
+struct Producer::Callbacks {
+  explicit Callbacks(CounterRegistry& counters)
+      : delivery_ok(counters.counter("kafka.delivery.ok")),
+        delivery_failed(counters.counter("kafka.delivery.failed")),
+        failed_timed_out(counters.counter("kafka.delivery.failed.timed_out")),
+        failed_too_large(counters.counter("kafka.delivery.failed.too_large")),
+        failed_topic(counters.counter("kafka.delivery.failed.topic")),
+        failed_purged(counters.counter("kafka.delivery.failed.purged")),
+        failed_other(counters.counter("kafka.delivery.failed.other")),
+        errors(counters.counter("kafka.errors")),
+        queue_depth(counters.gauge("kafka.queue.depth")) {}
+
+  Counter& failure_reason(rd_kafka_resp_err_t err) {
+    switch (err) {
+      case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+      case RD_KAFKA_RESP_ERR__TIMED_OUT:
+      case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+        return failed_timed_out;
+      case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+      case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+        return failed_too_large;
+      case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+      case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+      case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+      case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+        return failed_topic;
+      case RD_KAFKA_RESP_ERR__PURGE_QUEUE:
+      case RD_KAFKA_RESP_ERR__PURGE_INFLIGHT:
+        return failed_purged;
+      default:
+        return failed_other;
+    }
+  }
+
+  Counter& delivery_ok;
+  Counter& delivery_failed;
+  Counter& failed_timed_out;
+  Counter& failed_too_large;
+  Counter& failed_topic;
+  Counter& failed_purged;
+  Counter& failed_other;
+  Counter& errors;
+  Counter& queue_depth;
+  LogLimiter delivery_log;
+  LogLimiter error_log;
+  LogLimiter client_log;
+};
+
+namespace {
+
+void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
+  auto& cb = *static_cast<Producer::Callbacks*>(opaque);
+  if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    cb.delivery_ok.add();
+    return;
+  }
+  cb.delivery_failed.add();
+  cb.failure_reason(message->err).add();
+  if (cb.delivery_log.allow()) {
+    spdlog::warn("kafka: delivery to '{}' failed: {}", rd_kafka_topic_name(message->rkt),
+                 rd_kafka_err2str(message->err));
+  }
+}
+
+void on_error(rd_kafka_t*, int err, const char* reason, void* opaque) {
+  auto& cb = *static_cast<Producer::Callbacks*>(opaque);
+  cb.errors.add();
+  if (cb.error_log.allow()) {
+    spdlog::warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
+  }
+}
+
+void on_log(const rd_kafka_t* rk, int level, const char* facility, const char* text) {
+  auto& cb = *static_cast<Producer::Callbacks*>(rd_kafka_opaque(rk));
+  // Connection failures also arrive through on_error, which counts them; log them once.
+  if (std::string_view(facility) == "FAIL") return;
+  if (!cb.client_log.allow()) return;
+  // syslog levels: 0..3 error, 4 warning, 5..6 info, 7 debug.
+  const auto spd_level = level <= 3   ? spdlog::level::err
+                         : level == 4 ? spdlog::level::warn
+                         : level <= 6 ? spdlog::level::info
+                                      : spdlog::level::debug;
+  spdlog::log(spd_level, "librdkafka {}: {}", facility, text);
+}
+
+}  // namespace
+
+ProduceCounters::ProduceCounters(CounterRegistry& counters)
+    : messages(counters.counter("kafka.produce.messages")),
+      bytes(counters.counter("kafka.produce.bytes")),
+      failed_queue_full(counters.counter("kafka.produce.failed.queue_full")),
+      failed_other(counters.counter("kafka.produce.failed.other")) {}
+
+Producer::Producer(const ProducerConfig& config, CounterRegistry& counters)
+    : queue_full_wait_(config.queue_full_wait), callbacks_(std::make_unique<Callbacks>(counters)) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char error[512];
+  auto set = [&](const std::string& name, const std::string& value) {
+    if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), error, sizeof error) !=
+        RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      throw ConfigError("--kafka-config: property '" + name + "' = '" + value +
+                        "' is rejected by librdkafka (" + error +
+                        "); expected a valid producer property");
+    }
+  };
+  for (const auto& [name, value] : config.properties) set(name, value);
+  // Logs go to the main queue, so on_log runs inside poll() like the other callbacks.
+  set("log.queue", "true");
+  rd_kafka_conf_set_opaque(conf, callbacks_.get());
+  rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+  rd_kafka_conf_set_error_cb(conf, on_error);
+  rd_kafka_conf_set_log_cb(conf, on_log);
+  rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  if (rk_ == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw ConfigError(std::string("--kafka-config: the producer cannot be created (") + error +
+                      "); expected a consistent set of librdkafka properties");
+  }
+  rd_kafka_set_log_queue(rk_, nullptr);
+  spdlog::info("kafka: librdkafka {} producer: {}", rd_kafka_version_str(), config.describe());
+}
+
+Producer::~Producer() {
+  for (rd_kafka_topic_t* t : topics_) rd_kafka_topic_destroy(t);
+  if (rk_ != nullptr) {
+    // Whatever Outputs::flush() could not deliver is already reported; do not wait again.
+    rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_destroy(rk_);
+  }
+}
+
+Producer::TopicId Producer::topic(const std::string& name) {
+  rd_kafka_topic_t* t = rd_kafka_topic_new(rk_, name.c_str(), nullptr);
+  if (t == nullptr) {
+    throw ConfigError("topic '" + name + "' is not valid (" +
+                      rd_kafka_err2str(rd_kafka_last_error()) + "); expected a Kafka topic name");
+  }
+  topics_.push_back(t);
+  return topics_.size() - 1;
+}
+
+bool Producer::produce(TopicId topic, std::span<const std::uint8_t> payload, const std::string& key,
+                       ProduceCounters& counters) noexcept {
+  const auto deadline = std::chrono::steady_clock::now() + queue_full_wait_;
+  for (;;) {
+    const int rc = rd_kafka_produce(topics_[topic], RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
+                                    const_cast<std::uint8_t*>(payload.data()), payload.size(),
+                                    key.data(), key.size(), nullptr);
+    if (rc == 0) {
+      counters.messages.add();
+      counters.bytes.add(payload.size());
+      return true;
+    }
+    const rd_kafka_resp_err_t err = rd_kafka_last_error();
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      counters.failed_other.add();
+      return false;
+    }
+    // Room appears only as delivery reports are served by the publisher's poll(); this thread
+    // must not poll (single writer of the delivery counters), so it waits.
+    if (std::chrono::steady_clock::now() >= deadline) {
+      counters.failed_queue_full.add();
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void Producer::poll() noexcept {
+  rd_kafka_poll(rk_, 0);
+  callbacks_->queue_depth.set(queue_depth());
+}
+
+std::uint64_t Producer::flush(std::chrono::milliseconds timeout) noexcept {
+  rd_kafka_flush(rk_, static_cast<int>(timeout.count()));
+  const std::uint64_t left = queue_depth();
+  callbacks_->queue_depth.set(left);
+  if (left == 0) {
+    spdlog::info("kafka: flushed, every message delivered or reported");
+  } else {
+    spdlog::warn("kafka: {} messages not delivered within {} ms at flush", left, timeout.count());
+  }
+  return left;
+}
+
+std::uint64_t Producer::queue_depth() const noexcept {
+  const int n = rd_kafka_outq_len(rk_);
+  return n > 0 ? static_cast<std::uint64_t>(n) : 0;
+}
+
+}  // namespace efu::kafka

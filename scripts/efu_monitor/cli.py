@@ -1,0 +1,87 @@
+"""Command line: options, the consume loop and the final summary line."""
+import argparse
+import sys
+import time
+
+from efu_monitor.consumer import TopicReader
+from efu_monitor.stats import EventStats, StatusView
+from efu_monitor.image import PixelImage
+from efu_monitor.dump import JsonDump
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="efu-monitor",
+        description="Live view of efu's ev44 events and x5f2 status on Kafka.")
+    p.add_argument("--broker", default="127.0.0.1:9092", help="bootstrap HOST:PORT")
+    p.add_argument("--instrument", default="efu",
+                   help="topics <instrument>_detector and <instrument>_status")
+    p.add_argument("--events-topic", help="ev44 topic (default <instrument>_detector)")
+    p.add_argument("--status-topic", help="x5f2 topic (default <instrument>_status)")
+    p.add_argument("--from-beginning", action="store_true",
+                   help="read from the earliest offset instead of only new messages")
+    p.add_argument("--duration", type=float, default=0,
+                   help="stop after S seconds (0: run until Ctrl-C)")
+    p.add_argument("--max-messages", type=int, default=0,
+                   help="stop after N ev44 messages (0: no limit)")
+    p.add_argument("--dump-json", metavar="FILE",
+                   help="write each ev44 message as one JSON line ('-' for stdout)")
+    p.add_argument("--image", metavar="FILE", help="write a PNG of pixel hits at exit")
+    p.add_argument("--image-seconds", type=float, default=10,
+                   help="the image covers hits received in the last N seconds")
+    p.add_argument("--width", type=int, default=0, help="image width in pixels")
+    p.add_argument("--height", type=int, default=0, help="image height in pixels")
+    p.add_argument("--quiet", action="store_true", help="no live view, only the summary")
+    args = p.parse_args(argv)
+    args.events_topic = args.events_topic or args.instrument + "_detector"
+    args.status_topic = args.status_topic or args.instrument + "_status"
+    if args.image and (args.width <= 0 or args.height <= 0):
+        p.error("--image needs --width and --height (> 0)")
+    if args.duration < 0 or args.max_messages < 0 or args.image_seconds <= 0:
+        p.error("--duration and --max-messages must be >= 0, --image-seconds > 0")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    events = EventStats()
+    status = StatusView()
+    image = PixelImage(args.width, args.height, args.image_seconds) if args.image else None
+    dump = JsonDump(args.dump_json) if args.dump_json else None
+    reader = TopicReader(args.broker, [args.events_topic, args.status_topic],
+                         args.from_beginning)
+    started = time.monotonic()
+    next_view = started + 1.0
+    try:
+        while True:
+            now = time.monotonic()
+            if args.duration and now - started >= args.duration:
+                break
+            if args.max_messages and events.messages >= args.max_messages:
+                break
+            msg = reader.poll(0.1)
+            if msg is not None:
+                topic, payload = msg
+                if topic == args.events_topic:
+                    ev = events.add(payload)
+                    if ev is not None:
+                        if dump:
+                            dump.write(ev)
+                        if image:
+                            image.add(ev.pixel_id)
+                elif topic == args.status_topic:
+                    status.add(payload)
+            if not args.quiet and now >= next_view:
+                print(events.live_line() + status.live_line(), flush=True)
+                events.start_interval()
+                next_view = now + 1.0
+    except KeyboardInterrupt:
+        pass
+    finally:
+        reader.close()
+        if dump:
+            dump.close()
+    if image:
+        image.save(args.image)
+    print(events.summary() + " " + status.summary(), flush=True)
+    return 0
