@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Runs ring_bench and receive_bench with repetitions and prints efu-vs-reference ratios.
+
+    compare.py [--bin DIR] [--repetitions N] [--min-time S] [--pin] [--json-dir DIR]
+
+Both binaries run with interleaved, randomly ordered repetitions so that load from other
+processes on a shared machine falls on both sides of a ratio alike. Figures are the medians over
+the repetitions. Ratios are efu / reference: for rates above 1 is better for efu, for CPU per
+packet below 1 is better for efu.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+
+def run(binary, repetitions, min_time, out_path):
+    cmd = [
+        binary,
+        f"--benchmark_repetitions={repetitions}",
+        "--benchmark_enable_random_interleaving=true",
+        "--benchmark_report_aggregates_only=true",
+        f"--benchmark_min_time={min_time}",
+        f"--benchmark_out={out_path}",
+        "--benchmark_out_format=json",
+    ]
+    print("+", " ".join(cmd), file=sys.stderr, flush=True)
+    subprocess.run(cmd, check=True, stdout=sys.stderr)
+    with open(out_path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def medians(report):
+    """run_name -> median aggregate (items_per_second and the user counters)."""
+    out = {}
+    for b in report["benchmarks"]:
+        if b.get("error_occurred"):
+            sys.exit(f"compare: {b['name']} failed: {b.get('error_message')}")
+        if b.get("aggregate_name") == "median":
+            out[b["run_name"].removesuffix("/real_time")] = b
+    return out
+
+
+def pick(results, prefix):
+    """The one result whose run name starts with `prefix` (the packet count Arg may change)."""
+    found = [v for k, v in results.items() if k.startswith(prefix)]
+    if len(found) != 1:
+        sys.exit(f"compare: expected one result named {prefix}*, found {len(found)}")
+    return found[0]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--bin", default="/tmp/build-bench/bin", help="folder with the two binaries")
+    p.add_argument("--repetitions", type=int, default=5)
+    p.add_argument("--min-time", type=float, default=0.5, help="seconds per repetition")
+    p.add_argument("--pin", action="store_true",
+                   help="pin threads: ring producer 0 / consumer 1; sender 0, receiver 1, "
+                        "consumer 0 (EFU_RING_CPUS, EFU_RX_CPUS)")
+    p.add_argument("--json-dir", default="/tmp", help="where the raw JSON results go")
+    a = p.parse_args()
+    os.makedirs(a.json_dir, exist_ok=True)
+
+    if a.pin:
+        os.environ["EFU_RING_CPUS"] = "0,1"
+        os.environ["EFU_RX_CPUS"] = "0,1,0"
+    load_before = os.getloadavg()[0]
+    ring = medians(run(os.path.join(a.bin, "ring_bench"), a.repetitions, a.min_time,
+                       os.path.join(a.json_dir, "ring_bench.json")))
+    recv = medians(run(os.path.join(a.bin, "receive_bench"), a.repetitions, a.min_time,
+                       os.path.join(a.json_dir, "receive_bench.json")))
+
+    load_after = os.getloadavg()[0]
+
+    rows = []
+    for mode in ("single", "bulk64"):
+        e, b = ring[f"ring/{mode}/efu"], ring[f"ring/{mode}/boost"]
+        rows.append((f"ring {mode} items/s", e["items_per_second"], b["items_per_second"]))
+    for payload in (64, 8972):
+        e = pick(recv, f"receive/efu/payload:{payload}/")
+        b = pick(recv, f"receive/baseline/payload:{payload}/")
+        rows.append((f"rx {payload} B pkts/s", e["items_per_second"], b["items_per_second"]))
+        rows.append((f"rx {payload} B rx cpu ns/pkt", e["rx_cpu_ns_per_pkt"],
+                     b["rx_cpu_ns_per_pkt"]))
+        rows.append((f"rx {payload} B pkts/call", e["pkts_per_call"], b["pkts_per_call"]))
+    # Drain mode: a full socket queue every call, so the receive path's own cost and top rate.
+    for payload in (64, 8972):
+        e = pick(recv, f"drain/efu/payload:{payload}")
+        b = pick(recv, f"drain/baseline/payload:{payload}")
+        rows.append((f"drain {payload} B pkts/s", e["items_per_second"], b["items_per_second"]))
+        rows.append((f"drain {payload} B rx cpu ns/pkt", e["rx_cpu_ns_per_pkt"],
+                     b["rx_cpu_ns_per_pkt"]))
+
+    # The machine may be shared: the load says how much the figures can be trusted.
+    print(f"\nmedians of {a.repetitions} repetitions (efu vs boost / recvmmsg-only baseline); "
+          f"1-min load average {load_before:.2f} before, {load_after:.2f} after, "
+          f"{os.cpu_count()} CPUs, {'pinned' if a.pin else 'not pinned'}")
+    print(f"{'measure':<30} {'efu':>14} {'reference':>14} {'efu/ref':>8}")
+    for name, e, r in rows:
+        print(f"{name:<30} {e:>14.4g} {r:>14.4g} {e / r:>8.3f}")
+    for mode in ("receive", "drain"):
+        for payload in (64, 8972):
+            e = pick(recv, f"{mode}/efu/payload:{payload}")
+            print(f"{mode} efu {payload} B: consumer cpu ns/pkt "
+                  f"{e['consumer_cpu_ns_per_pkt']:.4g}, ring-full drops {e['ring_full_drops']:.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,550 @@
+// receive_bench: packets/s and receive-thread CPU per packet through efu's receive path
+// (recvmmsg -> efu::Receiver -> Lane ring -> no-op consumer thread that returns the slots),
+// against a baseline that is the least a receiver can do (recvmmsg into the same kind of
+// preallocated buffers, count, nothing else), in the same binary and the same run.
+//
+// Design:
+//  - Per benchmark run: a UdpSocket on 127.0.0.1 port 0 (efu's own socket setup: SO_RCVBUF,
+//    SO_RXQ_OVFL, 100 ms SO_RCVTIMEO) and a sender thread with its own socket that sendmmsg()s
+//    batches of 64 datagrams of the payload size (Arg) as fast as it can, until the run is over.
+//  - The benchmark thread is the receiver. Each iteration receives kPacketsPerIteration packets
+//    (a batch may overshoot by < 64; the exact total is what is reported), bounded by
+//    kIterationTimeout so a stalled sender cannot hang it. Loss needs no special handling:
+//    packets the kernel drops are simply not received, and the sender keeps going until the
+//    receiver has its count. Kernel drops are reported from SO_RXQ_OVFL.
+//  - On loopback the sender (which also does the kernel's delivery work in its own context) is
+//    usually the bottleneck, so packets/s mostly measures the sender. The figure that isolates
+//    the receiver is rx_cpu_ns_per_pkt: the receiving thread's CLOCK_THREAD_CPUTIME_ID over the
+//    timed loop divided by the packets it received. pkts_per_call explains differences in it: a
+//    receiver that outruns the sender gets smaller batches and pays more syscalls per packet.
+//  - Both paths pass the same control buffers, so the kernel does the same SO_RXQ_OVFL work.
+//  - Both pools are touched before timing, so page faults on first use are not measured.
+//  - The efu path's consumer thread naps when the ring is empty instead of spinning, so on a
+//    2-core machine it does not steal the sender's or the receiver's CPU. Its own CPU per packet
+//    is reported separately (consumer_cpu_ns_per_pkt); it is not in rx_cpu_ns_per_pkt.
+//  - Optional pinning: EFU_RX_CPUS=sender,receiver,consumer (e.g. 0,1,0).
+//  - A second mode, drain/*, fills the socket queue with timing paused and times draining it:
+//    full batches every call, so it gives the receive path's own cost and top rate, free of the
+//    sender's speed and of wake-ups (see receive_drain()).
+//  - Sizes and timing sanity: every datagram's length is checked against the payload size, and
+//    the consumer checks that it saw every packet the receiver pushed. A mismatch fails the run.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "data_path.h"
+#include "efu/counters.h"
+#include "efu/packet_pool.h"
+#include "receiver.h"
+#include "udp_socket.h"
+
+namespace efu {
+namespace {
+
+constexpr unsigned kBatch = 64;
+constexpr std::uint32_t kMaxDatagram = 9000;
+constexpr std::size_t kRingCapacity = 4096;  // efu's default --ring-size
+constexpr std::uint64_t kWarmupPackets = 16 * kBatch;
+constexpr auto kIterationTimeout = std::chrono::seconds(10);
+constexpr auto kSenderMaxRunTime = std::chrono::seconds(120);
+constexpr int kSenderSndbuf = 4'000'000;
+constexpr std::uint64_t kDrainBurstMax = 3000;  // < kRingCapacity
+constexpr auto kConsumerNap = std::chrono::microseconds(100);
+constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(std::uint32_t));
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t thread_cpu_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+/// CPUs from EFU_RX_CPUS="sender,receiver,consumer", or -1: leave it to the scheduler.
+/// Pinning the sender and the receiver apart keeps every run in the same regime (cross-core
+/// wake-ups); unpinned, the scheduler sometimes stacks them on one core and sometimes not.
+struct Pinning {
+  int sender = -1;
+  int receiver = -1;
+  int consumer = -1;
+};
+
+Pinning pinning_from_env() {
+  Pinning p;
+  if (const char* env = std::getenv("EFU_RX_CPUS"); env != nullptr && *env != '\0') {
+    if (std::sscanf(env, "%d,%d,%d", &p.sender, &p.receiver, &p.consumer) != 3) {
+      std::fprintf(stderr, "EFU_RX_CPUS='%s': expected three CPU numbers like 0,1,0\n", env);
+      std::exit(2);
+    }
+  }
+  return p;
+}
+
+void pin_current_thread(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/// Restores the benchmark thread's affinity when a run ends, so other runs start equal.
+class AffinityGuard {
+ public:
+  AffinityGuard() { pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_); }
+  ~AffinityGuard() { pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_); }
+  AffinityGuard(const AffinityGuard&) = delete;
+  AffinityGuard& operator=(const AffinityGuard&) = delete;
+
+ private:
+  cpu_set_t saved_{};
+};
+
+/// A UDP socket connect()ed to 127.0.0.1:port, with a send buffer big enough for a batch.
+int connected_sender_socket(int port) {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("sender socket(): ") + std::strerror(errno));
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kSenderSndbuf, sizeof(kSenderSndbuf));
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw std::runtime_error(std::string("sender connect(): ") + std::strerror(err));
+  }
+  return fd;
+}
+
+/// Sends `payload`-byte datagrams to 127.0.0.1:port with sendmmsg() until stopped or until
+/// kSenderMaxRunTime has passed.
+class LoopbackSender {
+ public:
+  LoopbackSender(int port, std::size_t payload, int cpu)
+      : payload_(payload, std::uint8_t{0xa5}), cpu_(cpu), fd_(connected_sender_socket(port)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~LoopbackSender() {
+    stop();
+    ::close(fd_);
+  }
+  LoopbackSender(const LoopbackSender&) = delete;
+  LoopbackSender& operator=(const LoopbackSender&) = delete;
+
+  void stop() {
+    stop_.store(true, std::memory_order_relaxed);
+    if (thread_.joinable()) thread_.join();
+  }
+  std::uint64_t sent() const noexcept { return sent_.load(std::memory_order_relaxed); }
+
+ private:
+  void run() {
+    pin_current_thread(cpu_);
+    // Every datagram carries the same bytes: the receive side under test never looks at them.
+    iovec iov{payload_.data(), payload_.size()};
+    std::vector<mmsghdr> messages(kBatch);
+    for (mmsghdr& m : messages) {
+      m.msg_hdr = msghdr{};
+      m.msg_hdr.msg_iov = &iov;
+      m.msg_hdr.msg_iovlen = 1;
+    }
+    const Clock::time_point deadline = Clock::now() + kSenderMaxRunTime;
+    std::uint64_t sent = 0;
+    while (!stop_.load(std::memory_order_relaxed) && Clock::now() < deadline) {
+      const int n = sendmmsg(fd_, messages.data(), kBatch, 0);
+      if (n > 0) {
+        sent += static_cast<std::uint64_t>(n);
+        sent_.store(sent, std::memory_order_relaxed);
+      } else {
+        std::this_thread::yield();  // ENOBUFS and the like: let the receiver catch up
+      }
+    }
+  }
+
+  std::vector<std::uint8_t> payload_;
+  int cpu_;
+  int fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> sent_{0};
+  std::thread thread_;
+};
+
+UdpSocketConfig loopback_socket_config() {
+  UdpSocketConfig config;
+  config.bind_address = "127.0.0.1";
+  config.port = 0;
+  return config;
+}
+
+void touch(PacketPool& pool) {
+  std::memset(pool.data(0), 0, pool.slots() * pool.slot_size());
+}
+
+/// What every run reports, whichever path it measures.
+struct RunTotals {
+  std::uint64_t packets = 0;      // counted in the timed loop
+  std::uint64_t calls = 0;        // recvmmsg() / receive_batch() calls in the timed loop
+  std::uint64_t rx_cpu_ns = 0;    // receiving thread, timed part only
+  std::uint64_t kernel_drops = 0;
+  bool stalled = false;
+};
+
+void report(benchmark::State& state, const RunTotals& t, std::size_t payload, std::uint64_t sent,
+            std::size_t granted_rcvbuf) {
+  state.SetItemsProcessed(static_cast<std::int64_t>(t.packets));
+  state.SetBytesProcessed(static_cast<std::int64_t>(t.packets * payload));
+  const double packets = t.packets == 0 ? 1.0 : static_cast<double>(t.packets);
+  state.counters["rx_cpu_ns_per_pkt"] = static_cast<double>(t.rx_cpu_ns) / packets;
+  state.counters["pkts_per_call"] =
+      static_cast<double>(t.packets) / static_cast<double>(t.calls == 0 ? 1 : t.calls);
+  state.counters["kernel_drops"] = static_cast<double>(t.kernel_drops);
+  state.counters["sent"] = static_cast<double>(sent);
+  state.counters["rcvbuf"] = static_cast<double>(granted_rcvbuf);
+  if (t.stalled) state.SkipWithError("no packets for the iteration time limit: sender stalled?");
+}
+
+/// Receives until `target` packets or the iteration timeout.
+template <typename Path>
+bool receive_packets(std::uint64_t target, Path& path, RunTotals& totals) {
+  const Clock::time_point deadline = Clock::now() + kIterationTimeout;
+  std::uint64_t got = 0;
+  while (got < target) {
+    got += path.receive_batch();
+    ++totals.calls;
+    if (Clock::now() > deadline) {
+      totals.packets += got;
+      return false;
+    }
+  }
+  totals.packets += got;
+  return true;
+}
+
+// ---- baseline: recvmmsg only -------------------------------------------------------------------
+
+class BaselinePath {
+ public:
+  BaselinePath(int fd, std::size_t payload, const Pinning& /*pins*/)
+      : fd_(fd), payload_(payload), pool_(kBatch, kMaxDatagram), messages_(kBatch),
+        iovecs_(kBatch), control_(kBatch * kControlSpace) {
+    // Same buffers as efu's receiver: slots of a PacketPool with the same slot size. One batch
+    // of slots, reused every call: the least any receiver can do.
+    touch(pool_);
+    for (unsigned i = 0; i < kBatch; ++i) {
+      iovecs_[i] = iovec{pool_.data(i), kMaxDatagram};
+      messages_[i].msg_hdr = msghdr{};
+      messages_[i].msg_hdr.msg_iov = &iovecs_[i];
+      messages_[i].msg_hdr.msg_iovlen = 1;
+      messages_[i].msg_hdr.msg_control = control_.data() + i * kControlSpace;
+      messages_[i].msg_hdr.msg_controllen = kControlSpace;
+    }
+  }
+
+  std::uint64_t receive_batch() noexcept {
+    // The kernel writes back msg_controllen: give the used headers their space again.
+    for (unsigned i = 0; i < last_n_; ++i) messages_[i].msg_hdr.msg_controllen = kControlSpace;
+    const int n = recvmmsg(fd_, messages_.data(), kBatch, MSG_WAITFORONE, nullptr);
+    if (n <= 0) {
+      last_n_ = 0;
+      return 0;
+    }
+    last_n_ = static_cast<unsigned>(n);
+    for (int i = 0; i < n; ++i) wrong_size_ += messages_[i].msg_len != payload_;
+    // The drop count is cumulative per socket: the last datagram's value is enough.
+    msghdr& h = messages_[last_n_ - 1].msg_hdr;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+        std::memcpy(&kernel_drops_, CMSG_DATA(c), sizeof(kernel_drops_));
+      }
+    }
+    return last_n_;
+  }
+
+  std::uint64_t kernel_drops() const noexcept { return kernel_drops_; }
+
+  /// After the timed part: path-specific checks.
+  void finish(benchmark::State& state) {
+    if (wrong_size_ != 0) state.SkipWithError("a datagram had the wrong size");
+  }
+
+ private:
+  int fd_;
+  std::size_t payload_;
+  PacketPool pool_;
+  std::vector<mmsghdr> messages_;
+  std::vector<iovec> iovecs_;
+  std::vector<std::uint8_t> control_;
+  unsigned last_n_ = kBatch;
+  std::uint64_t wrong_size_ = 0;
+  std::uint32_t kernel_drops_ = 0;
+};
+
+// ---- efu: Receiver -> Lane -> no-op consumer ---------------------------------------------------
+
+/// The processing thread with nothing to process: pops PacketRefs, hands the slots back.
+class NoopConsumer {
+ public:
+  NoopConsumer(Lane& lane, std::uint32_t payload, int cpu)
+      : lane_(lane), payload_(payload), cpu_(cpu) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~NoopConsumer() { stop(); }
+  NoopConsumer(const NoopConsumer&) = delete;
+  NoopConsumer& operator=(const NoopConsumer&) = delete;
+
+  /// Called after the receiver stopped: drains the lane, then ends the thread.
+  void stop() {
+    input_done_.store(true, std::memory_order_release);
+    if (thread_.joinable()) thread_.join();
+  }
+  std::uint64_t packets() const noexcept { return packets_; }
+  std::uint64_t wrong_size() const noexcept { return wrong_size_; }
+  std::uint64_t lost_returns() const noexcept { return lost_returns_; }
+  std::uint64_t cpu_ns() const noexcept { return cpu_ns_; }
+
+ private:
+  void run() {
+    pin_current_thread(cpu_);
+    const std::uint64_t cpu_start = thread_cpu_ns();
+    const Clock::time_point deadline = Clock::now() + kSenderMaxRunTime;
+    PacketRef refs[kBatch];
+    std::uint32_t slots[kBatch];
+    while (true) {
+      const std::size_t n = lane_.packets.pop_bulk(std::span<PacketRef>(refs));
+      if (n == 0) {
+        // Read the flag before the final emptiness check: the receiver pushes before it sets it.
+        if (input_done_.load(std::memory_order_acquire) && lane_.packets.empty()) break;
+        // No spinning: on a 2-core machine a spinning (or often waking) consumer takes CPU from
+        // the sender and the receiver and the comparison would measure that, not the receive
+        // path. A 100 us nap lets the ring fill with at most a few hundred packets at loopback
+        // rates, far below its 4096, and the consumer then drains it in bulk.
+        std::this_thread::sleep_for(kConsumerNap);
+        if (Clock::now() > deadline) break;
+        continue;
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        slots[i] = refs[i].slot;
+        wrong_size_ += refs[i].size != payload_;
+      }
+      // The return ring holds every slot of the pool, so this never comes back short.
+      const std::size_t returned =
+          lane_.returned.push_bulk(std::span<const std::uint32_t>(slots, n));
+      lost_returns_ += n - returned;
+      packets_ += n;
+    }
+    cpu_ns_ = thread_cpu_ns() - cpu_start;
+  }
+
+  Lane& lane_;
+  std::uint32_t payload_;
+  int cpu_;
+  std::atomic<bool> input_done_{false};
+  // Written by the consumer thread, read after join(): no atomics needed.
+  std::uint64_t packets_ = 0;
+  std::uint64_t wrong_size_ = 0;
+  std::uint64_t lost_returns_ = 0;
+  std::uint64_t cpu_ns_ = 0;
+  std::thread thread_;
+};
+
+ReceiverConfig receiver_config() {
+  ReceiverConfig config;
+  config.batch_size = kBatch;
+  config.max_datagram = kMaxDatagram;
+  return config;
+}
+
+class EfuPath {
+ public:
+  // Pool and ring sized as efu's runner does for one processing thread.
+  EfuPath(int fd, std::size_t payload, const Pinning& pins)
+      : pool_(pool_slots_needed(1, kRingCapacity, kBatch, kBatch), kMaxDatagram),
+        lane_(kRingCapacity, pool_.slots()),
+        receiver_(fd, receiver_config(), pool_, {&lane_}, nullptr, counters_),
+        consumer_(lane_, static_cast<std::uint32_t>(payload), pins.consumer) {
+    touch(pool_);  // the consumer has nothing to read yet: no race on the slots
+    counters_.freeze();
+  }
+
+  std::uint64_t receive_batch() { return receiver_.receive_batch(); }
+  std::uint64_t kernel_drops() const { return counters_.value("receive.dropped.kernel"); }
+
+  void finish(benchmark::State& state) {
+    consumer_.stop();
+    const std::uint64_t accepted = counters_.value("receive.packets");
+    const std::uint64_t ring_full = counters_.value("receive.dropped.ring_full");
+    state.counters["ring_full_drops"] = static_cast<double>(ring_full);
+    state.counters["consumer_cpu_ns_per_pkt"] =
+        static_cast<double>(consumer_.cpu_ns()) /
+        static_cast<double>(consumer_.packets() == 0 ? 1 : consumer_.packets());
+    if (consumer_.wrong_size() != 0 || counters_.value("receive.truncated") != 0) {
+      state.SkipWithError("a datagram had the wrong size");
+    } else if (consumer_.packets() + ring_full != accepted || consumer_.lost_returns() != 0) {
+      state.SkipWithError("the consumer did not see every packet the receiver accepted");
+    }
+  }
+
+ private:
+  CounterRegistry counters_;
+  PacketPool pool_;
+  Lane lane_;
+  Receiver receiver_;
+  NoopConsumer consumer_;
+};
+
+// ---- the two ways of driving a path --------------------------------------------------------------
+
+/// Streaming: a sender thread sends flat out; each iteration receives a fixed packet count.
+template <typename Path>
+void receive_stream(benchmark::State& state) {
+  const std::size_t payload = static_cast<std::size_t>(state.range(0));
+  const std::uint64_t per_iteration = static_cast<std::uint64_t>(state.range(1));
+  const Pinning pins = pinning_from_env();
+  AffinityGuard affinity;
+  pin_current_thread(pins.receiver);
+  UdpSocket socket(loopback_socket_config());
+  Path path(socket.fd(), payload, pins);
+
+  LoopbackSender sender(socket.bound_port(), payload, pins.sender);
+  RunTotals warmup;
+  RunTotals totals;
+  totals.stalled = !receive_packets(kWarmupPackets, path, warmup);
+  const std::uint64_t drops_before = path.kernel_drops();
+  const std::uint64_t cpu_before = thread_cpu_ns();
+  for (auto _ : state) {
+    if (totals.stalled || !receive_packets(per_iteration, path, totals)) {
+      totals.stalled = true;
+      break;
+    }
+  }
+  totals.rx_cpu_ns = thread_cpu_ns() - cpu_before;
+  sender.stop();
+  totals.kernel_drops = path.kernel_drops() - drops_before;
+  report(state, totals, payload, sender.sent(), socket.granted_rcvbuf());
+  path.finish(state);
+}
+
+/// Drain: with timing paused, fill the socket's receive queue with a burst; then time draining
+/// it with a non-blocking socket. Every call finds a full queue, so this measures what the
+/// receive path costs and how fast it can go with full batches, independent of the sender and
+/// of wake-ups. The burst stays below the ring capacity, so the efu path cannot drop on a full
+/// ring even if its consumer does not run during the drain.
+template <typename Path>
+void receive_drain(benchmark::State& state) {
+  const std::size_t payload = static_cast<std::size_t>(state.range(0));
+  const Pinning pins = pinning_from_env();
+  AffinityGuard affinity;
+  pin_current_thread(pins.receiver);
+  UdpSocket socket(loopback_socket_config());
+  ::fcntl(socket.fd(), F_SETFL, ::fcntl(socket.fd(), F_GETFL) | O_NONBLOCK);
+  Path path(socket.fd(), payload, pins);
+
+  // Enough to fill most of the granted buffer (the kernel charges more than the payload per
+  // datagram, so the excess is dropped and reported), never more than the ring can hold.
+  const std::uint64_t burst =
+      std::min<std::uint64_t>(kDrainBurstMax, socket.granted_rcvbuf() / payload);
+  const int tx = connected_sender_socket(socket.bound_port());
+  std::vector<std::uint8_t> bytes(payload, std::uint8_t{0x5a});
+  iovec iov{bytes.data(), bytes.size()};
+  std::vector<mmsghdr> messages(kBatch);
+  for (mmsghdr& m : messages) {
+    m.msg_hdr = msghdr{};
+    m.msg_hdr.msg_iov = &iov;
+    m.msg_hdr.msg_iovlen = 1;
+  }
+
+  RunTotals totals;
+  std::uint64_t sent = 0;
+  const std::uint64_t drops_before = path.kernel_drops();
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (std::uint64_t done = 0; done < burst;) {
+      const unsigned want = static_cast<unsigned>(std::min<std::uint64_t>(kBatch, burst - done));
+      const int n = sendmmsg(tx, messages.data(), want, 0);
+      if (n <= 0) break;  // counted below as a stall if nothing arrives
+      done += static_cast<std::uint64_t>(n);
+      sent += static_cast<std::uint64_t>(n);
+    }
+    state.ResumeTiming();
+    const std::uint64_t cpu_before = thread_cpu_ns();
+    std::uint64_t got = 0;
+    for (std::uint64_t n = 1; n != 0;) {  // ends on the first empty (EAGAIN) call
+      n = path.receive_batch();
+      got += n;
+      ++totals.calls;
+    }
+    totals.rx_cpu_ns += thread_cpu_ns() - cpu_before;
+    totals.packets += got;
+    if (got == 0) {
+      totals.stalled = true;
+      break;
+    }
+  }
+  ::close(tx);
+  totals.kernel_drops = path.kernel_drops() - drops_before;
+  report(state, totals, payload, sent, socket.granted_rcvbuf());
+  path.finish(state);
+}
+
+void register_all() {
+  // Streaming {payload bytes, packets per iteration}: ~0.1-0.5 s per iteration at loopback rates.
+  const auto add_stream = [](const char* name, void (*fn)(benchmark::State&)) {
+    benchmark::RegisterBenchmark(name, fn)
+        ->ArgNames({"payload", "pkts"})
+        ->Args({64, 100'000})
+        ->Args({8972, 25'000})
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  };
+  add_stream("receive/baseline", receive_stream<BaselinePath>);
+  add_stream("receive/efu", receive_stream<EfuPath>);
+  const auto add_drain = [](const char* name, void (*fn)(benchmark::State&)) {
+    benchmark::RegisterBenchmark(name, fn)
+        ->ArgNames({"payload"})
+        ->Arg(64)
+        ->Arg(8972)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  };
+  add_drain("drain/baseline", receive_drain<BaselinePath>);
+  add_drain("drain/efu", receive_drain<EfuPath>);
+}
+
+}  // namespace
+}  // namespace efu
+
+int main(int argc, char** argv) {
+  // The socket logs its setup (and a capped SO_RCVBUF, reported here as the rcvbuf counter) on
+  // every run; only errors are of interest here.
+  spdlog::set_level(spdlog::level::err);
+  efu::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
