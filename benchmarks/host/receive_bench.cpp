@@ -54,6 +54,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_affinity.h"
+
 #include "data_path.h"
 #include "efu/counters.h"
 #include "efu/packet_pool.h"
@@ -93,35 +95,16 @@ struct Pinning {
 };
 
 Pinning pinning_from_env() {
+  const std::vector<int> cpus = bench::cpus_from_env("EFU_RX_CPUS", 3, "0,1,0");
   Pinning p;
-  if (const char* env = std::getenv("EFU_RX_CPUS"); env != nullptr && *env != '\0') {
-    if (std::sscanf(env, "%d,%d,%d", &p.sender, &p.receiver, &p.consumer) != 3) {
-      std::fprintf(stderr, "EFU_RX_CPUS='%s': expected three CPU numbers like 0,1,0\n", env);
-      std::exit(2);
-    }
-  }
+  p.sender = cpus[0];
+  p.receiver = cpus[1];
+  p.consumer = cpus[2];
   return p;
 }
 
-void pin_current_thread(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-/// Restores the benchmark thread's affinity when a run ends, so other runs start equal.
-class AffinityGuard {
- public:
-  AffinityGuard() { pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_); }
-  ~AffinityGuard() { pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_); }
-  AffinityGuard(const AffinityGuard&) = delete;
-  AffinityGuard& operator=(const AffinityGuard&) = delete;
-
- private:
-  cpu_set_t saved_{};
-};
+using bench::AffinityGuard;
+using bench::pin_current_thread;
 
 /// A UDP socket connect()ed to 127.0.0.1:port, with a send buffer big enough for a batch.
 int connected_sender_socket(int port) {

@@ -33,6 +33,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_affinity.h"
+
 #include "efu/spsc_ring.h"
 
 namespace efu {
@@ -106,35 +108,15 @@ struct Pinning {
 };
 
 Pinning pinning_from_env() {
+  const std::vector<int> cpus = bench::cpus_from_env("EFU_RING_CPUS", 2, "0,1");
   Pinning p;
-  if (const char* env = std::getenv("EFU_RING_CPUS"); env != nullptr && *env != '\0') {
-    if (std::sscanf(env, "%d,%d", &p.producer, &p.consumer) != 2) {
-      std::fprintf(stderr, "EFU_RING_CPUS='%s': expected two CPU numbers like 0,1\n", env);
-      std::exit(2);
-    }
-  }
+  p.producer = cpus[0];
+  p.consumer = cpus[1];
   return p;
 }
 
-void pin_current_thread(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-/// Restores the benchmark thread's affinity when a pinned run ends, so other runs start equal.
-class AffinityGuard {
- public:
-  AffinityGuard() { pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_); }
-  ~AffinityGuard() { pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_); }
-  AffinityGuard(const AffinityGuard&) = delete;
-  AffinityGuard& operator=(const AffinityGuard&) = delete;
-
- private:
-  cpu_set_t saved_{};
-};
+using bench::AffinityGuard;
+using bench::pin_current_thread;
 
 /// The producer's control flags, on their own cache line so the consumer's polling of them
 /// does not share a line with either queue index.
