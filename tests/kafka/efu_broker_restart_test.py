@@ -8,7 +8,8 @@ starts it again and lets efu stop. It asserts that:
 - the outage was counted (kafka.errors > 0);
 - what efu reports as delivered (kafka.delivery.ok) equals what a consumer reads from the event
   and status topics, and the events read equal ev44.events.
-The producer runs idempotent here, so a retry after the outage cannot duplicate a message.
+The producer is idempotent (efu's default), so a retry after the outage cannot duplicate a
+message; the test also passes it explicitly through --kafka-config, to cover that path.
 Every wait is bounded.
 """
 import argparse

@@ -61,6 +61,8 @@ ProducerConfig default_producer_config(const OutputSettings& settings) {
   c.set("reconnect.backoff.max.ms", "1000");
   c.set("socket.nagle.disable", "true");
   c.set("acks", "all");
+  // Retries after a broker outage must not duplicate messages (and so events) at the consumer.
+  c.set("enable.idempotence", "true");
   return c;
 }
 
