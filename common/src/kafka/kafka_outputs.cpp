@@ -2,6 +2,8 @@
 // through one shared producer.
 #include <atomic>
 #include <chrono>
+#include <span>
+#include <string>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -26,6 +28,32 @@ std::uint64_t steady_now_ns() {
                                         .count());
 }
 
+/// One topic as written by one thread: produces a message, counts it in "<kind>.messages" if
+/// librdkafka took it, and says whether it did (the caller counts what the loss means to it).
+class TopicWriter {
+ public:
+  TopicWriter(Producer& producer, Producer::TopicId topic, std::string key,
+              CounterRegistry& counters, const std::string& kind)
+      : producer_(producer),
+        topic_(topic),
+        key_(std::move(key)),
+        produce_counters_(counters),
+        messages_(counters.counter(kind + ".messages")) {}
+
+  bool write(std::span<const std::uint8_t> payload) {
+    if (!producer_.produce(topic_, payload, key_, produce_counters_)) return false;
+    messages_.add();
+    return true;
+  }
+
+ private:
+  Producer& producer_;
+  Producer::TopicId topic_;
+  std::string key_;
+  kafka::ProduceCounters produce_counters_;
+  Counter& messages_;
+};
+
 /// ev44 of one processing thread. Times given to tick() are std::chrono::steady_clock ns. An
 /// event's age is measured from the last tick before it arrived (add() reads no clock), so a
 /// message can leave up to one tick period early, never late.
@@ -33,17 +61,13 @@ class Ev44Output final : public EventOutput {
  public:
   Ev44Output(Producer& producer, Producer::TopicId topic, const OutputSettings& settings,
              std::atomic<std::int64_t>& next_message_id, CounterRegistry& counters)
-      : producer_(producer),
-        topic_(topic),
-        key_(settings.source_name),
+      : writer_(producer, topic, settings.source_name, counters, "ev44"),
         builder_(settings.source_name, settings.ev44_max_bytes),
         max_latency_ns_(static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::nanoseconds>(settings.ev44_max_latency)
                 .count())),
         next_message_id_(next_message_id),
-        produce_counters_(counters),
         events_(counters.counter("ev44.events")),
-        messages_(counters.counter("ev44.messages")),
         events_dropped_(counters.counter("ev44.events.dropped")),
         last_tick_ns_(steady_now_ns()) {}
 
@@ -69,24 +93,15 @@ class Ev44Output final : public EventOutput {
     // One id per message, taken only now: ids stay consecutive across the threads of a source,
     // and a message that cannot be produced leaves a gap that consumers see.
     const std::int64_t id = next_message_id_.fetch_add(1, std::memory_order_relaxed);
-    const auto bytes = builder_.finish(id);
-    if (producer_.produce(topic_, bytes, key_, produce_counters_)) {
-      messages_.add();
-    } else {
-      events_dropped_.add(builder_.events());
-    }
+    if (!writer_.write(builder_.finish(id))) events_dropped_.add(builder_.events());
     builder_.reset();
   }
 
-  Producer& producer_;
-  Producer::TopicId topic_;
-  std::string key_;
+  TopicWriter writer_;
   kafka::Ev44Builder builder_;
   std::uint64_t max_latency_ns_;
   std::atomic<std::int64_t>& next_message_id_;
-  kafka::ProduceCounters produce_counters_;
   Counter& events_;
-  Counter& messages_;
   Counter& events_dropped_;
   std::uint64_t last_tick_ns_;
   std::uint64_t oldest_ns_ = 0;
@@ -97,32 +112,20 @@ class Ar51Output final : public RawOutput {
  public:
   Ar51Output(Producer& producer, Producer::TopicId topic, const OutputSettings& settings,
              std::atomic<std::int64_t>& next_message_id, CounterRegistry& counters)
-      : producer_(producer),
-        topic_(topic),
-        key_(settings.source_name),
+      : writer_(producer, topic, settings.source_name, counters, "ar51"),
         builder_(settings.source_name, kMaxDatagram),
         next_message_id_(next_message_id),
-        produce_counters_(counters),
-        messages_(counters.counter("ar51.messages")),
         dropped_(counters.counter("ar51.messages.dropped")) {}
 
   void sample(const std::uint8_t* data, std::uint32_t size) override {
     const std::int64_t id = next_message_id_.fetch_add(1, std::memory_order_relaxed);
-    if (producer_.produce(topic_, builder_.build(id, data, size), key_, produce_counters_)) {
-      messages_.add();
-    } else {
-      dropped_.add();
-    }
+    if (!writer_.write(builder_.build(id, data, size))) dropped_.add();
   }
 
  private:
-  Producer& producer_;
-  Producer::TopicId topic_;
-  std::string key_;
+  TopicWriter writer_;
   kafka::Ar51Builder builder_;
   std::atomic<std::int64_t>& next_message_id_;
-  kafka::ProduceCounters produce_counters_;
-  Counter& messages_;
   Counter& dropped_;
 };
 
@@ -131,30 +134,19 @@ class X5f2Output final : public StatsSink {
  public:
   X5f2Output(Producer& producer, Producer::TopicId topic, const OutputSettings& settings,
              CounterRegistry& counters)
-      : producer_(producer),
-        topic_(topic),
-        key_(settings.service_id),
+      : writer_(producer, topic, settings.service_id, counters, "x5f2"),
         identity_(kafka::this_process_identity(settings.service_id, settings.stats_interval_ms)),
-        produce_counters_(counters),
-        messages_(counters.counter("x5f2.messages")),
         dropped_(counters.counter("x5f2.messages.dropped")) {}
 
   void publish(const StatsSnapshot& snapshot) override {
-    const auto bytes = kafka::serialize_x5f2(identity_, kafka::status_json(snapshot));
-    if (producer_.produce(topic_, bytes, key_, produce_counters_)) {
-      messages_.add();
-    } else {
+    if (!writer_.write(kafka::serialize_x5f2(identity_, kafka::status_json(snapshot)))) {
       dropped_.add();
     }
   }
 
  private:
-  Producer& producer_;
-  Producer::TopicId topic_;
-  std::string key_;
+  TopicWriter writer_;
   kafka::StatusIdentity identity_;
-  kafka::ProduceCounters produce_counters_;
-  Counter& messages_;
   Counter& dropped_;
 };
 
