@@ -1,8 +1,6 @@
 #include "runner.h"
 
 #include <pthread.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,9 +13,12 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "data_path.h"
 #include "efu/errors.h"
@@ -39,27 +40,6 @@ namespace {
 
 // ---- validated settings --------------------------------------------------------------------
 
-std::int64_t int_in_range(const OptionValues& v, const char* name, std::int64_t lo,
-                          std::int64_t hi) {
-  const std::int64_t x = v.get_int(name);
-  if (x < lo || x > hi) {
-    throw ConfigError(std::string("--") + name + ": " + std::to_string(x) +
-                      " is out of range; expected " + std::to_string(lo) + ".." +
-                      std::to_string(hi));
-  }
-  return x;
-}
-
-double float_in_range(const OptionValues& v, const char* name, double lo, double hi) {
-  const double x = v.get_float(name);
-  if (x < lo || x > hi) {
-    throw ConfigError(std::string("--") + name + ": " + v.get_string(name) +
-                      " is out of range; expected " + std::to_string(lo) + " to " +
-                      std::to_string(hi));
-  }
-  return x;
-}
-
 struct HostSettings {
   UdpSocketConfig socket;
   ReceiverConfig receiver;
@@ -76,14 +56,14 @@ struct HostSettings {
 HostSettings read_settings(const OptionValues& v, const std::string& module_name) {
   HostSettings s;
   s.socket.bind_address = v.get_string("bind");
-  s.socket.port = static_cast<int>(int_in_range(v, "port", 0, 65535));
+  s.socket.port = static_cast<int>(v.get_int("port", 0, 65535));
   s.socket.multicast_interface = v.get_string("multicast-interface");
-  s.socket.rcvbuf_bytes = static_cast<std::size_t>(int_in_range(v, "rcvbuf", 0, 2'000'000'000));
-  s.receiver.batch_size = static_cast<unsigned>(int_in_range(v, "batch-size", 1, 1024));
-  s.receiver.max_datagram = static_cast<std::uint32_t>(int_in_range(v, "max-datagram", 1, 65535));
-  s.ring_size = static_cast<std::size_t>(int_in_range(v, "ring-size", 2, 1 << 20));
+  s.socket.rcvbuf_bytes = static_cast<std::size_t>(v.get_int("rcvbuf", 0, 2'000'000'000));
+  s.receiver.batch_size = static_cast<unsigned>(v.get_int("batch-size", 1, 1024));
+  s.receiver.max_datagram = static_cast<std::uint32_t>(v.get_int("max-datagram", 1, 65535));
+  s.ring_size = static_cast<std::size_t>(v.get_int("ring-size", 2, 1 << 20));
   s.cpu = parse_cpu_plan(v.get_string("cpu"));
-  s.threads = static_cast<unsigned>(int_in_range(v, "processing-threads", 1, 64));
+  s.threads = static_cast<unsigned>(v.get_int("processing-threads", 1, 64));
   if (!s.cpu.proc.empty()) {
     if (v.is_set("processing-threads") && s.cpu.proc.size() != s.threads) {
       throw ConfigError("--cpu: '" + v.get_string("cpu") + "' pins " +
@@ -93,10 +73,10 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
     s.threads = static_cast<unsigned>(s.cpu.proc.size());
   }
   s.stats_interval = std::chrono::milliseconds(
-      static_cast<std::int64_t>(1000 * float_in_range(v, "stats-interval", 0.01, 3600)));
+      static_cast<std::int64_t>(1000 * v.get_float("stats-interval", 0.01, 3600)));
   s.stats_json = v.get_string("stats-json");
-  s.stop_after_s = float_in_range(v, "stop-after", 0, 1e9);
-  s.flush_timeout_s = float_in_range(v, "flush-timeout", 0, 3600);
+  s.stop_after_s = v.get_float("stop-after", 0, 1e9);
+  s.flush_timeout_s = v.get_float("flush-timeout", 0, 3600);
 
   const std::string level = v.get_string("log-level");
   const auto parsed = spdlog::level::from_str(level);
@@ -121,10 +101,9 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   o.source_name = v.get_string("source-name").empty() ? module_name : v.get_string("source-name");
   o.service_id = "efu-" + module_name + "-" + std::to_string(s.socket.port);
   o.kafka_config_file = v.get_string("kafka-config");
-  o.ev44_max_bytes =
-      static_cast<std::size_t>(int_in_range(v, "ev44-max-bytes", 1024, 100'000'000));
-  o.ev44_max_latency = std::chrono::milliseconds(int_in_range(v, "ev44-max-latency-ms", 1, 60'000));
-  o.raw_sample_every = static_cast<std::uint32_t>(int_in_range(v, "raw-sample-every", 0, 1'000'000'000));
+  o.ev44_max_bytes = static_cast<std::size_t>(v.get_int("ev44-max-bytes", 1024, 100'000'000));
+  o.ev44_max_latency = std::chrono::milliseconds(v.get_int("ev44-max-latency-ms", 1, 60'000));
+  o.raw_sample_every = static_cast<std::uint32_t>(v.get_int("raw-sample-every", 0, 1'000'000'000));
   o.stats_interval_ms = static_cast<std::uint32_t>(s.stats_interval.count());
   o.threads = s.threads;
   return s;
@@ -287,8 +266,7 @@ int run(int argc, const char* const* argv) {
   std::vector<std::unique_ptr<Pipeline>> pipelines;
   std::deque<PipelineContext> contexts;
   for (unsigned i = 0; i < settings.threads; ++i) {
-    contexts.push_back(
-        PipelineContext{values, counters, outputs->events(i), i, settings.threads});
+    contexts.push_back(PipelineContext{values, counters, outputs->events(i), i, settings.threads});
     try {
       pipelines.emplace_back(desc.create(contexts.back()));
     } catch (const ConfigError&) {
@@ -306,8 +284,8 @@ int run(int argc, const char* const* argv) {
   const unsigned process_batch = settings.receiver.batch_size;
   std::vector<std::unique_ptr<Lane>> lanes;
   const std::size_t ring_capacity = std::bit_ceil(settings.ring_size);
-  const std::size_t pool_slots =
-      pool_slots_needed(settings.threads, ring_capacity, settings.receiver.batch_size, process_batch);
+  const std::size_t pool_slots = pool_slots_needed(settings.threads, ring_capacity,
+                                                   settings.receiver.batch_size, process_batch);
   PacketPool pool(pool_slots, settings.receiver.max_datagram);
   std::vector<Lane*> lane_ptrs;
   for (unsigned i = 0; i < settings.threads; ++i) {
@@ -322,9 +300,8 @@ int run(int argc, const char* const* argv) {
   pconf.batch_size = process_batch;
   pconf.raw_sample_every = settings.outputs.raw_sample_every;
   for (unsigned i = 0; i < settings.threads; ++i) {
-    processors.push_back(std::make_unique<Processor>(*lanes[i], pool, *pipelines[i],
-                                                     outputs->events(i), outputs->raw(i), pconf,
-                                                     counters));
+    processors.push_back(std::make_unique<Processor>(
+        *lanes[i], pool, *pipelines[i], outputs->events(i), outputs->raw(i), pconf, counters));
   }
 
   StatsPublisher publisher(counters, settings.stats_interval);
@@ -384,12 +361,11 @@ int run(int argc, const char* const* argv) {
                                 ? fmt::format(" for {} s", settings.stop_after_s)
                                 : std::string(" until SIGINT/SIGTERM"));
 
-  const auto deadline =
-      settings.stop_after_s > 0
-          ? std::chrono::steady_clock::now() +
-                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                    std::chrono::duration<double>(settings.stop_after_s))
-          : std::chrono::steady_clock::time_point::max();
+  const auto deadline = settings.stop_after_s > 0
+                            ? std::chrono::steady_clock::now() +
+                                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(settings.stop_after_s))
+                            : std::chrono::steady_clock::time_point::max();
   const std::string reason = stop_request.wait(deadline);
   spdlog::info("stopping ({}): draining rings", reason);
 
@@ -400,14 +376,14 @@ int run(int argc, const char* const* argv) {
   input_done.store(true, std::memory_order_release);
   for (DataThread& t : proc_threads) t.thread.join();
   publisher.stop();
-  const auto flush_timeout = std::chrono::milliseconds(
-      static_cast<std::int64_t>(settings.flush_timeout_s * 1000));
+  const auto flush_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(settings.flush_timeout_s * 1000));
   std::uint64_t undelivered = outputs->flush(flush_timeout);
   // One last status with the final counters (the publisher thread has ended: this thread is
   // now the only one touching the outputs).
   publisher.publish_now();
-  undelivered = outputs->flush(std::chrono::milliseconds(std::min<std::int64_t>(
-      1000, static_cast<std::int64_t>(settings.flush_timeout_s * 1000))));
+  undelivered = outputs->flush(std::chrono::milliseconds(
+      std::min<std::int64_t>(1000, static_cast<std::int64_t>(settings.flush_timeout_s * 1000))));
   if (undelivered != 0) {
     spdlog::warn("kafka: {} message(s) not delivered within --flush-timeout {} s", undelivered,
                  settings.flush_timeout_s);

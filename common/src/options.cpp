@@ -84,9 +84,7 @@ double OptionValues::get_float(std::string_view name) const {
   return v;
 }
 
-const std::string& OptionValues::get_string(std::string_view name) const {
-  return find(name).text;
-}
+const std::string& OptionValues::get_string(std::string_view name) const { return find(name).text; }
 
 bool OptionValues::get_bool(std::string_view name) const {
   bool v = false;
@@ -95,6 +93,46 @@ bool OptionValues::get_bool(std::string_view name) const {
                       "' is not valid; expected on/off, true/false or 1/0");
   }
   return v;
+}
+
+std::int64_t OptionValues::get_int(std::string_view name, std::int64_t min,
+                                   std::int64_t max) const {
+  const std::int64_t v = get_int(name);
+  if (v < min || v > max) {
+    throw ConfigError("--" + std::string(name) + ": " + std::to_string(v) +
+                      " is out of range; expected " + std::to_string(min) + ".." +
+                      std::to_string(max));
+  }
+  return v;
+}
+
+double OptionValues::get_float(std::string_view name, double min, double max) const {
+  const double v = get_float(name);
+  if (v < min || v > max) {
+    auto text = [](double x) {
+      std::string t = std::to_string(x);
+      while (t.size() > 1 && t.back() == '0') t.pop_back();  // 0.010000 -> 0.01
+      if (!t.empty() && t.back() == '.') t.pop_back();
+      return t;
+    };
+    throw ConfigError("--" + std::string(name) + ": " + get_string(name) +
+                      " is out of range; expected " + text(min) + " to " + text(max));
+  }
+  return v;
+}
+
+std::size_t OptionValues::get_choice(std::string_view name,
+                                     std::initializer_list<std::string_view> choices) const {
+  const std::string& v = get_string(name);
+  std::size_t i = 0;
+  std::string expected;
+  for (std::string_view c : choices) {
+    if (v == c) return i;
+    if (i != 0) expected.append(i + 1 == choices.size() ? " or " : ", ");
+    expected.append(c);
+    ++i;
+  }
+  throw ConfigError("--" + std::string(name) + ": '" + v + "' is not valid; expected " + expected);
 }
 
 bool OptionValues::is_set(std::string_view name) const { return find(name).explicitly_set; }

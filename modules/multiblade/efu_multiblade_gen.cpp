@@ -22,6 +22,9 @@
 
 #include "efu/errors.h"
 #include "efu/ess/header_writer.h"
+#include "efu/ess/packet_assembler.h"
+#include "efu/gen/pacer.h"
+#include "efu/gen/packet_sender.h"
 #include "geometry.h"
 #include "multiblade_pipeline.h"
 #include "vmm3_readout.h"
@@ -61,18 +64,24 @@ struct Settings {
 
 enum class Fault { kCookie, kTruncated, kVersion, kCorrupt };
 
+gen::SenderSettings sender_settings(const Settings& s) {
+  gen::SenderSettings out;
+  out.program = "efu-multiblade-gen";
+  out.host = s.host;
+  out.port = static_cast<std::uint16_t>(s.port);
+  out.max_size = s.size;
+  return out;
+}
+
 class Generator {
  public:
-  Generator(const Settings& s, const Geometry& g) : s_(s), g_(g), rng_(s.seed) {
-    fd_ = socket(AF_INET, SOCK_DGRAM, 0);
-    if (fd_ < 0) throw ConfigError("socket: cannot create a UDP socket");
-    address_.sin_family = AF_INET;
-    address_.sin_port = htons(static_cast<std::uint16_t>(s.port));
-    if (inet_pton(AF_INET, s.host.c_str(), &address_.sin_addr) != 1) {
-      throw ConfigError("--host: '" + s.host + "' is not valid; expected an IPv4 address");
-    }
-    queues_.resize(s.queues);
-    for (auto& q : queues_) q.bytes.reserve(s.size);
+  Generator(const Settings& s, const Geometry& g)
+      : s_(s),
+        g_(g),
+        rng_(s.seed),
+        pacer_(gen::Rate{s.rate_pps, s.rate_pps > 0 ? 0 : s.rate_gbps}),
+        sender_(sender_settings(s), pacer_),
+        packets_(kDetectorType, static_cast<std::uint8_t>(s.header_version), s.size, s.queues) {
     std::stringstream kinds(s.fault_kinds);
     for (std::string k; std::getline(kinds, k, ',');) {
       if (k == "cookie")
@@ -97,7 +106,6 @@ class Generator {
       truth_ << "# pulse_time_ns tof_ns pixel cassette x y\n";
     }
   }
-  ~Generator() { close(fd_); }
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
 
@@ -113,6 +121,7 @@ class Generator {
                         std::to_string(s_.min_spacing_ns) + ")");
     }
     start_ = std::chrono::steady_clock::now();
+    pacer_.restart();
     std::uint64_t start_ns = s_.start_time_ns;
     if (start_ns == 0) {
       start_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -130,6 +139,7 @@ class Generator {
       run_pulse(pulse_ns, prev_pulse);
       prev_pulse = pulse_ns;
     }
+    if (!sender_.flush()) throw std::runtime_error(sender_.error());
   }
 
   void write_summary() const {
@@ -138,7 +148,7 @@ class Generator {
     out << "{\"packets\": " << sent_packets_ << ", \"data_packets\": " << data_packets_
         << ", \"readouts\": " << readouts_ << ", \"neutrons\": " << neutrons_
         << ", \"noise_wire\": " << noise_[0] << ", \"noise_strip\": " << noise_[1]
-        << ", \"send_errors\": " << send_errors_ << ", \"faults\": {";
+        << ", \"send_errors\": " << sender_.send_errors() << ", \"faults\": {";
     bool first = true;
     for (const auto& [name, n] : fault_counts_) {
       out << (first ? "" : ", ") << "\"" << name << "\": " << n;
@@ -155,15 +165,10 @@ class Generator {
         static_cast<unsigned long long>(data_packets_), static_cast<unsigned long long>(readouts_),
         static_cast<unsigned long long>(neutrons_),
         static_cast<unsigned long long>(noise_[0] + noise_[1]),
-        static_cast<unsigned long long>(send_errors_));
+        static_cast<unsigned long long>(sender_.send_errors()));
   }
 
  private:
-  struct Queue {
-    std::vector<std::uint8_t> bytes;
-    std::uint32_t sequence = 0;
-  };
-
   double elapsed_s() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
@@ -207,16 +212,12 @@ class Generator {
   void add_readout(std::uint32_t cassette, Plane plane, std::uint32_t coordinate, std::uint16_t adc,
                    std::uint64_t time_ns, std::uint64_t pulse_ns, std::uint64_t prev_pulse_ns) {
     const PlaneLocation& loc = g_.location(cassette, plane);
-    Queue& q = queues_[cassette % queues_.size()];
-    const std::uint32_t header = ess::header_size(static_cast<std::uint8_t>(s_.header_version));
-    if (!q.bytes.empty() && q.bytes.size() + kReadoutSize > s_.size) {
-      send_queue(cassette % queues_.size(), pulse_ns, prev_pulse_ns);
+    const unsigned queue = cassette % packets_.queues();
+    if (!packets_.empty(queue) && !packets_.fits(queue, kReadoutSize)) {
+      send_queue(queue, pulse_ns, prev_pulse_ns);
     }
-    if (q.bytes.empty()) q.bytes.resize(header);
     const ess::EssTime t = ess::to_ess(time_ns);
-    const std::size_t at = q.bytes.size();
-    q.bytes.resize(at + kReadoutSize);
-    write_readout(q.bytes.data() + at,
+    write_readout(packets_.append(queue, kReadoutSize),
                   Vmm3Readout{loc.fiber, loc.fen, kReadoutSize, t.high, t.low, 0, adc, 0, 0,
                               loc.vmm, static_cast<std::uint8_t>(loc.first_channel + coordinate)});
     ++readouts_;
@@ -268,38 +269,27 @@ class Generator {
         ++noise_[static_cast<unsigned>(plane)];
       }
     }
-    for (std::size_t q = 0; q < queues_.size(); ++q) {
-      if (!queues_[q].bytes.empty()) send_queue(q, pulse_ns, prev_ns);
+    for (unsigned q = 0; q < packets_.queues(); ++q) {
+      if (!packets_.empty(q)) send_queue(q, pulse_ns, prev_ns);
     }
   }
 
-  void send_queue(std::size_t index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
-    Queue& q = queues_[index];
-    finish_header(q, index, pulse_ns, prev_ns);
-    send(q.bytes);
+  void send_queue(unsigned index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    const std::span<const std::uint8_t> packet =
+        packets_.finish(index, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
+    send(packet);
     ++data_packets_;
-    if (s_.fault_fraction > 0 && uniform(0, 1) < s_.fault_fraction)
-      inject_fault(index, pulse_ns, prev_ns);
-    q.bytes.clear();
-  }
-
-  void finish_header(Queue& q, std::size_t index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
-    ess::HeaderFields f;
-    f.version = static_cast<std::uint8_t>(s_.header_version);
-    f.type = kDetectorType;
-    f.total_length = static_cast<std::uint16_t>(q.bytes.size());
-    f.output_queue = static_cast<std::uint8_t>(index);
-    f.pulse = ess::to_ess(pulse_ns);
-    f.prev_pulse = ess::to_ess(prev_ns);
-    f.sequence = q.sequence++;
-    ess::write_header(q.bytes.data(), f);
+    if (s_.fault_fraction > 0 && uniform(0, 1) < s_.fault_fraction) {
+      inject_fault(index, packet, pulse_ns, prev_ns);
+    }
   }
 
   // Faults never touch a packet that carries ground-truth neutrons: each is an extra packet,
   // so every neutron still arrives and each fault lands in exactly one known counter.
-  void inject_fault(std::size_t index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+  void inject_fault(unsigned index, std::span<const std::uint8_t> good, std::uint64_t pulse_ns,
+                    std::uint64_t prev_ns) {
     const Fault kind = faults_[below(faults_.size())];
-    std::vector<std::uint8_t> junk = queues_[index].bytes;
+    std::vector<std::uint8_t> junk(good.begin(), good.end());
     switch (kind) {
       case Fault::kCookie:
         junk[3] = 'X';
@@ -315,9 +305,6 @@ class Generator {
         break;
       case Fault::kCorrupt: {
         // A well-formed packet in the sequence whose readouts are each broken in one known way.
-        Queue corrupt;
-        corrupt.sequence = queues_[index].sequence;
-        corrupt.bytes.resize(ess::header_size(static_cast<std::uint8_t>(s_.header_version)));
         const char* const reasons[] = {"readout_length", "readout_fiber", "readout_vmm",
                                        "readout_channel", "readout_time_fraction"};
         const ess::EssTime t = ess::to_ess(pulse_ns + 1000);
@@ -334,14 +321,12 @@ class Generator {
           if (reason == 2) r.vmm = 15;  // demo geometries use only low VMM numbers
           if (reason == 3) r.channel = 200;
           if (reason == 4) r.time_low = ess::kTicksPerSecond;
-          const std::size_t at = corrupt.bytes.size();
-          corrupt.bytes.resize(at + kReadoutSize);
-          write_readout(corrupt.bytes.data() + at, r);
+          write_readout(packets_.append(index, kReadoutSize), r);
           ++fault_counts_[reasons[reason]];
         }
-        finish_header(corrupt, index, pulse_ns, prev_ns);
-        queues_[index].sequence = corrupt.sequence;
-        junk = std::move(corrupt.bytes);
+        const std::span<const std::uint8_t> corrupt =
+            packets_.finish(index, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
+        junk.assign(corrupt.begin(), corrupt.end());
         ++fault_counts_["corrupt"];
         break;
       }
@@ -349,42 +334,25 @@ class Generator {
     send(junk);
   }
 
-  void send(const std::vector<std::uint8_t>& bytes) {
-    pace(bytes.size());
-    const ssize_t n = sendto(fd_, bytes.data(), bytes.size(), 0,
-                             reinterpret_cast<const sockaddr*>(&address_), sizeof address_);
-    if (n != static_cast<ssize_t>(bytes.size())) ++send_errors_;
-    ++sent_packets_;
-  }
-
-  // Sleeps until this packet's slot in the rate schedule; sleeping only when well ahead keeps
-  // the rate accurate at high packet rates despite the sleep granularity.
-  void pace(std::size_t bytes) {
-    if (s_.rate_pps > 0) {
-      schedule_s_ += 1.0 / s_.rate_pps;
-    } else if (s_.rate_gbps > 0) {
-      schedule_s_ += static_cast<double>(bytes) * 8 / (s_.rate_gbps * 1e9);
-    } else {
-      return;
+  void send(std::span<const std::uint8_t> bytes) {
+    if (!sender_.send(bytes.data(), static_cast<std::uint32_t>(bytes.size()))) {
+      throw std::runtime_error(sender_.error());
     }
-    const double ahead = schedule_s_ - elapsed_s();
-    if (ahead > 50e-6) std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
+    ++sent_packets_;
   }
 
   const Settings& s_;
   const Geometry& g_;
   std::mt19937_64 rng_;
-  int fd_ = -1;
-  sockaddr_in address_{};
-  std::vector<Queue> queues_;
+  gen::Pacer pacer_;
+  gen::PacketSender sender_;
+  ess::PacketAssembler packets_;
   std::vector<Fault> faults_;
   std::ofstream truth_;
   std::chrono::steady_clock::time_point start_;
   std::uint64_t spacing_ = 0;
-  double schedule_s_ = 0;
   std::uint64_t sent_packets_ = 0, data_packets_ = 0, readouts_ = 0, neutrons_ = 0;
   std::uint64_t noise_[2] = {0, 0};
-  std::uint64_t send_errors_ = 0;
   std::map<std::string, std::uint64_t> fault_counts_;
 };
 
@@ -395,7 +363,8 @@ int main(int argc, char** argv) {
   using efu::multiblade::Settings;
   Settings s;
   CLI::App app{"Simulated Multi-Blade neutrons as ESS VMM3a readout over UDP"};
-  app.add_option("--host", s.host, "Destination IPv4 address")->capture_default_str();
+  app.add_option("--host", s.host, "Destination host name or IPv4/IPv6 address")
+      ->capture_default_str();
   app.add_option("--port", s.port, "Destination UDP port")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();
@@ -462,6 +431,9 @@ int main(int argc, char** argv) {
   } catch (const efu::ConfigError& e) {
     std::fprintf(stderr, "efu-multiblade-gen: %s\n", e.what());
     return efu::kExitConfigError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "efu-multiblade-gen: %s\n", e.what());
+    return 1;
   }
   return 0;
 }

@@ -29,20 +29,6 @@ const OptionSpec kOptions[] = {
 };
 const std::size_t kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
 
-namespace {
-
-std::int64_t ranged(const OptionValues& o, const char* name, std::int64_t min, std::int64_t max) {
-  const std::int64_t v = o.get_int(name);
-  if (v < min || v > max) {
-    throw ConfigError("--" + std::string(name) + ": '" + std::to_string(v) +
-                      "' is out of range; expected " + std::to_string(min) + ".." +
-                      std::to_string(max));
-  }
-  return v;
-}
-
-}  // namespace
-
 std::string default_geometry_path() {
   const std::string source = EFU_MULTIBLADE_SOURCE_GEOMETRY;
   if (std::filesystem::exists(source)) return source;
@@ -53,29 +39,23 @@ MultibladeConfig config_from_options(const OptionValues& o) {
   MultibladeConfig c;
   c.geometry_path = o.get_string("geometry");
   if (c.geometry_path.empty()) c.geometry_path = default_geometry_path();
-  c.readout.adc_threshold = static_cast<std::uint16_t>(ranged(o, "adc-threshold", 0, 1023));
-  c.readout.max_tof_ns = static_cast<std::uint64_t>(ranged(o, "max-tof-ns", 1, 0x7FFF'FFFF));
+  c.readout.adc_threshold = static_cast<std::uint16_t>(o.get_int("adc-threshold", 0, 1023));
+  c.readout.max_tof_ns = static_cast<std::uint64_t>(o.get_int("max-tof-ns", 1, 0x7FFF'FFFF));
   c.cluster.max_time_gap_ns =
-      static_cast<std::uint64_t>(ranged(o, "max-time-gap-ns", 0, 1'000'000'000));
+      static_cast<std::uint64_t>(o.get_int("max-time-gap-ns", 0, 1'000'000'000));
   c.cluster.max_coordinate_gap =
-      static_cast<std::uint16_t>(ranged(o, "max-coordinate-gap", 1, kChannelsPerVmm));
+      static_cast<std::uint16_t>(o.get_int("max-coordinate-gap", 1, kChannelsPerVmm));
   c.cluster.max_match_time_ns =
-      static_cast<std::uint64_t>(ranged(o, "max-match-time-ns", 0, 1'000'000'000));
+      static_cast<std::uint64_t>(o.get_int("max-match-time-ns", 0, 1'000'000'000));
   c.cluster.max_wire_span =
-      static_cast<std::uint16_t>(ranged(o, "max-wire-span", 1, kChannelsPerVmm));
+      static_cast<std::uint16_t>(o.get_int("max-wire-span", 1, kChannelsPerVmm));
   c.cluster.max_strip_span =
-      static_cast<std::uint16_t>(ranged(o, "max-strip-span", 1, kChannelsPerVmm));
-  const std::string& algorithm = o.get_string("position-algorithm");
-  if (algorithm == "center-of-mass") {
-    c.cluster.algorithm = PositionAlgorithm::kCenterOfMass;
-  } else if (algorithm == "max-adc") {
-    c.cluster.algorithm = PositionAlgorithm::kMaxAdc;
-  } else {
-    throw ConfigError("--position-algorithm: '" + algorithm +
-                      "' is not valid; expected center-of-mass or max-adc");
-  }
+      static_cast<std::uint16_t>(o.get_int("max-strip-span", 1, kChannelsPerVmm));
+  c.cluster.algorithm = o.get_choice("position-algorithm", {"center-of-mass", "max-adc"}) == 0
+                            ? PositionAlgorithm::kCenterOfMass
+                            : PositionAlgorithm::kMaxAdc;
   c.cluster_timeout_ns =
-      static_cast<std::uint64_t>(ranged(o, "cluster-timeout-ms", 1, 3'600'000)) * 1'000'000;
+      static_cast<std::uint64_t>(o.get_int("cluster-timeout-ms", 1, 3'600'000)) * 1'000'000;
   return c;
 }
 

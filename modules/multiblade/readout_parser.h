@@ -2,11 +2,14 @@
 // readouts.errors.<reason> and skipped; the blocks around it are still used.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
+#include "efu/counter_group.h"
 #include "efu/counters.h"
 #include "efu/ess/byte_reader.h"
 #include "efu/ess/ess_time.h"
+#include "efu/ess/readout_blocks.h"
 #include "efu/ess/readout_header.h"
 #include "geometry.h"
 #include "hit.h"
@@ -19,89 +22,86 @@ struct ReadoutSettings {
   std::uint64_t max_tof_ns = 0;
 };
 
+/// Why a well-framed readout was rejected: readouts.errors.<name>. (Framing errors, a wrong
+/// data_length or a short tail, are counted by the block walker as readouts.errors.length and
+/// readouts.errors.truncated.)
+enum class ReadoutError : std::uint8_t {
+  kFiber,
+  kFen,
+  kVmm,
+  kChannel,
+  kTimeFraction,
+  kAdcBelowThreshold,
+  kTofNegative,
+  kTofTooLarge,
+  kCount
+};
+inline constexpr std::array<const char*, static_cast<std::size_t>(ReadoutError::kCount)>
+    kReadoutErrorNames{"fiber",        "fen",           "vmm",
+                       "channel",      "time_fraction", "adc_below_threshold",
+                       "tof_negative", "tof_too_large"};
+
 class ReadoutParser {
  public:
   ReadoutParser(CounterRegistry& counters, const Geometry& geometry,
                 const ReadoutSettings& settings);
 
   /// Parses the bytes after the header. `on_hit(cassette, hit)` is called per valid readout.
-  /// VMM3a blocks have a fixed size, so a block whose data_length is wrong is counted and
-  /// stepped over by 20 bytes rather than ending the packet; only a tail shorter than one block
-  /// ends it (counted once under readouts.errors.length).
+  /// Blocks are walked at the 20-byte stride (ess::ReadoutBlockWalker): a block whose
+  /// data_length is wrong is counted and stepped over rather than ending the packet.
   template <typename OnHit>
   void parse(const std::uint8_t* data, std::uint32_t size, const ess::PacketHeader& header,
              OnHit&& on_hit) noexcept {
-    while (size != 0) {
-      received_.add();
-      if (size < kReadoutSize) {
-        errors_.length.add();
-        return;
-      }
-      const std::uint8_t* r = data;
-      data += kReadoutSize;
-      size -= kReadoutSize;
-      if (ess::load_u16(r + 2) != kReadoutSize) {
-        errors_.length.add();
-        continue;
-      }
+    blocks_.walk(data, size, [&](const ess::ReadoutBlock& block) {
+      const std::uint8_t* r = block.data;
       ChannelMapping mapping;
       switch (geometry_.map(r[0], r[1], r[18], r[19], mapping)) {
         case MapStatus::kOk:
           break;
         case MapStatus::kFiber:
-          errors_.fiber.add();
-          continue;
+          errors_[ReadoutError::kFiber].add();
+          return;
         case MapStatus::kFen:
-          errors_.fen.add();
-          continue;
+          errors_[ReadoutError::kFen].add();
+          return;
         case MapStatus::kVmm:
-          errors_.vmm.add();
-          continue;
+          errors_[ReadoutError::kVmm].add();
+          return;
         case MapStatus::kChannel:
-          errors_.channel.add();
-          continue;
+          errors_[ReadoutError::kChannel].add();
+          return;
       }
       const std::uint32_t time_low = ess::load_u32(r + 8);
       if (time_low > ess::kMaxTimeLow) {
-        errors_.time_fraction.add();
-        continue;
+        errors_[ReadoutError::kTimeFraction].add();
+        return;
       }
       const auto adc = static_cast<std::uint16_t>(ess::load_u16(r + 14) & kAdcMask);
       if (adc < settings_.adc_threshold) {
-        errors_.adc_below_threshold.add();
-        continue;
+        errors_[ReadoutError::kAdcBelowThreshold].add();
+        return;
       }
       // BC and TDC fine time are not applied: time is the coarse time_high/time_low.
       const std::uint64_t time_ns = ess::to_ns(ess::load_u32(r + 4), time_low);
       const ess::Tof tof = ess::time_of_flight(time_ns, header.pulse_time_ns,
                                                header.prev_pulse_time_ns, settings_.max_tof_ns);
       if (tof.status != ess::TofStatus::kOk) {
-        (tof.status == ess::TofStatus::kNegative ? errors_.tof_negative : errors_.tof_too_large)
+        errors_[tof.status == ess::TofStatus::kNegative ? ReadoutError::kTofNegative
+                                                        : ReadoutError::kTofTooLarge]
             .add();
-        continue;
+        return;
       }
       accepted_.add();
       on_hit(mapping.cassette, Hit{time_ns, tof.pulse_ns, mapping.coordinate, adc, mapping.plane});
-    }
+    });
   }
 
  private:
-  struct Errors {
-    Counter& length;
-    Counter& fiber;
-    Counter& fen;
-    Counter& vmm;
-    Counter& channel;
-    Counter& time_fraction;
-    Counter& adc_below_threshold;
-    Counter& tof_negative;
-    Counter& tof_too_large;
-  };
   const Geometry& geometry_;
   ReadoutSettings settings_;
-  Counter& received_;
+  ess::ReadoutBlockWalker blocks_;
   Counter& accepted_;
-  Errors errors_;
+  CounterGroup<ReadoutError, kReadoutErrorNames.size()> errors_;
 };
 
 }  // namespace efu::multiblade

@@ -5,17 +5,28 @@
 namespace efu::ess {
 namespace {
 
-TEST(EssTime, ConvertsTicksToNanosecondsRoundedToNearest) {
+// The reference system's conversion: high * 1e9 + (uint64)(low * (1e9 / 88052500.0)), that is
+// low ticks of 11.356860963... ns each, truncated. Worked out by hand:
+TEST(EssTime, ConvertsTicksToNanosecondsTruncatedAsTheReferenceDoes) {
   EXPECT_EQ(to_ns(0, 0), 0U);
-  EXPECT_EQ(to_ns(0, 1), 11U);  // 11.357 ns
-  EXPECT_EQ(to_ns(0, 2), 23U);  // 22.714 ns rounds up
+  EXPECT_EQ(to_ns(0, 1), 11U);            // 11.357 ns
+  EXPECT_EQ(to_ns(0, 2), 22U);            // 22.714 ns: truncated, not rounded to 23
+  EXPECT_EQ(to_ns(0, 35'221), 400'000U);  // 35221 ticks = 400 us exactly
   EXPECT_EQ(to_ns(0, kTicksPerSecond / 2), 500'000'000U);
-  EXPECT_EQ(to_ns(0, kMaxTimeLow), 999'999'989U);  // 999999988.64
+  EXPECT_EQ(to_ns(0, kMaxTimeLow), 999'999'988U);  // 999999988.64
   EXPECT_EQ(to_ns(1'700'000'000, 0), 1'700'000'000'000'000'000U);
   EXPECT_EQ(to_ns(1'700'000'000, 880'525), 1'700'000'000'010'000'000U);  // 10 ms exactly
 }
 
-TEST(EssTime, RoundTripIsWithinHalfATick) {
+TEST(EssTime, EqualsTheExactFloorOfTicksTimes400000Over35221) {
+  // 1e9 / 88052500 = 400000 / 35221: the double product never lands below an exact integer.
+  for (std::uint64_t low = 0; low < kTicksPerSecond; low += 997) {
+    ASSERT_EQ(to_ns(3, static_cast<std::uint32_t>(low)), 3'000'000'000U + low * 400'000 / 35'221)
+        << low;
+  }
+}
+
+TEST(EssTime, RoundTripPicksTheNearestTick) {
   for (std::uint64_t ns = 1'700'000'000'000'000'000ULL; ns < 1'700'000'000'000'100'000ULL;
        ns += 7) {
     const EssTime t = to_ess(ns);

@@ -12,9 +12,9 @@ namespace {
 
 constexpr std::uint8_t kType = 0x48;
 
-const char* const kErrorNames[] = {"padding",       "version",          "cookie",
-                                   "type",          "length",           "output_queue",
-                                   "time_fraction", "prev_pulse_later", "sequence"};
+const char* const kErrorNames[] = {
+    "padding",       "version",          "cookie",          "type",    "length", "output_queue",
+    "time_fraction", "prev_pulse_later", "pulse_time_diff", "sequence"};
 
 HeaderFields fields(std::uint8_t version = 1) {
   HeaderFields f;
@@ -228,6 +228,51 @@ TEST_F(HeaderParserTest, RejectedPacketsDoNotAdvanceTheSequence) {
   EXPECT_EQ(parse(bad), HeaderStatus::kRejected);
   EXPECT_EQ(parse(packet(f)), HeaderStatus::kData);
   EXPECT_EQ(errors("sequence"), 0U);
+}
+
+TEST_F(HeaderParserTest, ImplausibleSequenceJumpIsARestartNotBillionsOfLostPackets) {
+  HeaderFields f = fields();
+  ASSERT_EQ(parse(packet(f)), HeaderStatus::kData);  // sequence 7
+  f.sequence = 0x8000'0007U;                         // one corrupted number: 2^31 ahead
+  ASSERT_EQ(parse(packet(f)), HeaderStatus::kData);
+  EXPECT_EQ(counters.value("parser.essheader.missing_packets"), 0U);
+  EXPECT_EQ(counters.value("parser.essheader.sequence_jumps"), 1U);
+  EXPECT_EQ(errors("sequence"), 1U);
+  // Just below the limit is still believed as loss, and counting goes on from the new number.
+  f.sequence = 0x8000'0008U + (kMaxPlausibleSequenceGap - 1);
+  ASSERT_EQ(parse(packet(f)), HeaderStatus::kData);
+  EXPECT_EQ(counters.value("parser.essheader.missing_packets"), kMaxPlausibleSequenceGap - 1);
+  EXPECT_EQ(counters.value("parser.essheader.sequence_jumps"), 1U);
+  // A large step back (a sender restart) is a jump too; a step back by one is only an error.
+  f.sequence = 5;
+  ASSERT_EQ(parse(packet(f)), HeaderStatus::kData);
+  EXPECT_EQ(counters.value("parser.essheader.sequence_jumps"), 2U);
+  f.sequence = 5;
+  ASSERT_EQ(parse(packet(f)), HeaderStatus::kData);
+  EXPECT_EQ(counters.value("parser.essheader.sequence_jumps"), 2U);
+  EXPECT_EQ(errors("sequence"), 4U);
+  EXPECT_EQ(counters.value("parser.essheader.missing_packets"), kMaxPlausibleSequenceGap - 1);
+}
+
+TEST(HeaderParserMaxPulseTime, PulseTooFarAfterThePreviousPulseIsRejected) {
+  // The facility's MaxPulseTimeNS rule: pulse - previous pulse > MaxPulseTimeNS is rejected.
+  CounterRegistry counters;
+  HeaderParser parser(counters, HeaderSettings{kType, 71'428'570});
+  PacketHeader header{};
+  HeaderFields f = fields();
+  f.pulse = EssTime{1'700'000'000, 0};
+  // 81763035 ticks = floor(81763035 * 400000 / 35221) = 928'571'420 ns: 71'428'580 ns earlier.
+  f.prev_pulse = EssTime{1'699'999'999, 81'763'035};
+  auto bytes = packet(f);
+  EXPECT_EQ(parser.parse(bytes.data(), static_cast<std::uint32_t>(bytes.size()), header),
+            HeaderStatus::kRejected);
+  EXPECT_EQ(counters.value("parser.essheader.errors.pulse_time_diff"), 1U);
+  f.prev_pulse = EssTime{1'699'999'999, 81'763'036};  // 928'571'431 ns: 71'428'569 ns earlier
+  bytes = packet(f);
+  EXPECT_EQ(parser.parse(bytes.data(), static_cast<std::uint32_t>(bytes.size()), header),
+            HeaderStatus::kData);
+  EXPECT_EQ(counters.value("parser.essheader.errors.pulse_time_diff"), 1U);
+  EXPECT_EQ(header.pulse_time_ns - header.prev_pulse_time_ns, 71'428'569U);
 }
 
 TEST(RouteKey, IsTheOutputQueueByte) {

@@ -139,13 +139,13 @@ TEST_F(PipelineTest, RandomlyDamagedPacketsAreEachAccountedForOnce) {
 
 TEST(MultibladeOptions, BadValuesNameTheOptionAndTheExpectedRange) {
   EXPECT_EQ(config_error("adc-threshold", "1024"),
-            "--adc-threshold: '1024' is out of range; expected 0..1023");
+            "--adc-threshold: 1024 is out of range; expected 0..1023");
   EXPECT_EQ(config_error("max-tof-ns", "0"),
-            "--max-tof-ns: '0' is out of range; expected 1..2147483647");
+            "--max-tof-ns: 0 is out of range; expected 1..2147483647");
   EXPECT_EQ(config_error("position-algorithm", "median"),
             "--position-algorithm: 'median' is not valid; expected center-of-mass or max-adc");
   EXPECT_EQ(config_error("max-coordinate-gap", "0"),
-            "--max-coordinate-gap: '0' is out of range; expected 1..64");
+            "--max-coordinate-gap: 0 is out of range; expected 1..64");
 }
 
 TEST(MultibladeOptions, MissingGeometryFileFailsTheConstructor) {

@@ -127,7 +127,8 @@ TEST_F(ReadoutParserTest, ShortTailIsCountedOnceAndEndsThePacket) {
   const auto hits =
       parse(PacketBuilder().hit(0, 0, 1, 1, 100, 1000).raw({0, 0, 20, 0, 1, 2}).build());
   EXPECT_EQ(hits.size(), 1U);
-  EXPECT_EQ(errors("length"), 1U);
+  EXPECT_EQ(errors("truncated"), 1U);
+  EXPECT_EQ(errors("length"), 0U);
   EXPECT_EQ(counters.value("readouts.received"), 2U);
 }
 

@@ -24,17 +24,36 @@ efu=$work/prefix/bin/efu
 EFU_PLUGIN_PATH=$work/build "$efu" --list-modules >"$work/list.txt"
 grep -q "example" "$work/list.txt" || { cat "$work/list.txt"; fail "--list-modules misses example"; }
 EFU_PLUGIN_PATH=$work/build "$efu" --module example --help >"$work/help.txt"
-grep -q -- "--example-max-pixel" "$work/help.txt" || fail "--help misses the plugin option"
+grep -q -- "--example-config" "$work/help.txt" || fail "--help misses the plugin option"
+
+# A bad config file stops efu with exit 2 and one line naming the file and the JSON path.
+echo '{"ChannelsPerFiber": 100, "MaxPixel": "many"}' >"$work/bad.json"
+set +e
+EFU_PLUGIN_PATH=$work/build "$efu" --module example --broker none --bind 127.0.0.1 --port 0 \
+  --example-config "$work/bad.json" >/dev/null 2>"$work/bad.err"
+rc=$?
+set -e
+[[ $rc == 2 ]] || { cat "$work/bad.err"; fail "bad config: exit $rc, want 2"; }
+grep -q "bad.json': /MaxPixel: \"many\" is not an integer" "$work/bad.err" ||
+  { cat "$work/bad.err"; fail "bad config: message does not name the file and JSON path"; }
 
 # Runs, receives, forms events; the installed efu finds its installed udp plugin too.
+echo '{"ChannelsPerFiber": 100, "MaxPixel": 1024}' >"$work/example.json"
 port=$((20000 + RANDOM % 20000))
 EFU_PLUGIN_PATH=$work/build "$efu" --module example --broker none --bind 127.0.0.1 \
-  --port "$port" --stop-after 2 --stats-json "$work/stats.json" >"$work/run.out" 2>"$work/run.err" &
+  --port "$port" --example-config "$work/example.json" --stop-after 2 \
+  --stats-json "$work/stats.json" >"$work/run.out" 2>"$work/run.err" &
 pid=$!
 for _ in $(seq 50); do grep -q running "$work/run.err" 2>/dev/null && break; sleep 0.1; done
-# Three readouts: (tof 100, pixel 5), (tof 200, pixel 6), (tof 300, pixel 99999 -> rejected).
-printf '\x64\x00\x00\x00\x05\x00\x00\x00\xc8\x00\x00\x00\x06\x00\x00\x00\x2c\x01\x00\x00\x9f\x86\x01\x00' \
-  >"$work/packet.bin"
+# An ESS v1 header (type 0x10, total length 68, queue 0, pulse = previous pulse = 0x65000000 s,
+# sequence 0) and three 12-byte blocks: (fiber 0, tof 100, channel 4 -> pixel 5),
+# (fiber 0, tof 200, channel 5 -> pixel 6), (fiber 9, tof 300, channel 99999 -> rejected).
+printf '%b' \
+  '\x00\x01ESS\x10\x44\x00\x00\x00\x00\x00\x00\x65\x00\x00\x00\x00\x00\x00\x00\x65\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \
+  '\x00\x00\x0c\x00\x64\x00\x00\x00\x04\x00\x00\x00' \
+  '\x00\x00\x0c\x00\xc8\x00\x00\x00\x05\x00\x00\x00' \
+  '\x09\x00\x0c\x00\x2c\x01\x00\x00\x9f\x86\x01\x00' >"$work/packet.bin"
+[[ $(stat -c %s "$work/packet.bin") == 68 ]] || fail "test packet is not 68 bytes"
 python3 - "$port" "$work/packet.bin" <<'PY'
 import socket, sys
 data = open(sys.argv[2], "rb").read()
@@ -46,8 +65,9 @@ wait "$pid" || { cat "$work/run.err"; fail "efu exited non-zero"; }
 python3 - "$work/stats.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-want = {"receive.packets": 2, "example.readouts": 3, "example.errors.pixel": 1,
-        "example.errors.length": 1, "events.discarded": 2}
+want = {"receive.packets": 2, "example.blocks.received": 3, "example.errors.pixel": 1,
+        "parser.essheader.errors.length": 1, "parser.essheader.packets": 1,
+        "events.discarded": 2}
 bad = {k: (s.get(k), v) for k, v in want.items() if s.get(k) != v}
 if bad:
     sys.exit(f"FAIL: counters (got, want): {bad}")

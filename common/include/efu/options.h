@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -20,8 +21,9 @@ struct OptionSpec {
 };
 
 /// The parsed value of every declared option. Values were type-checked when parsed; the typed
-/// getters only convert. Range checks belong to whoever uses the value: throw ConfigError naming
-/// the option (see errors.h).
+/// getters only convert. The range-checked getters throw ConfigError naming the option, the
+/// value and the accepted range ("--port: 70000 is out of range; expected 0..65535"), so no
+/// plugin writes its own check.
 class OptionValues {
  public:
   void set(std::string_view name, std::string value, bool explicitly_set);
@@ -30,6 +32,14 @@ class OptionValues {
   double get_float(std::string_view name) const;
   const std::string& get_string(std::string_view name) const;
   bool get_bool(std::string_view name) const;
+
+  /// get_int(), checked to lie in min..max (inclusive).
+  std::int64_t get_int(std::string_view name, std::int64_t min, std::int64_t max) const;
+  /// get_float(), checked to lie in min..max (inclusive).
+  double get_float(std::string_view name, double min, double max) const;
+  /// get_string(), checked to be one of `choices`; returns its index in `choices`.
+  std::size_t get_choice(std::string_view name,
+                         std::initializer_list<std::string_view> choices) const;
   /// True if the user gave the option (CLI or config), false if it holds its default.
   bool is_set(std::string_view name) const;
   bool has(std::string_view name) const;

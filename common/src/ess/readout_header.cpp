@@ -5,77 +5,58 @@
 
 namespace efu::ess {
 
-HeaderParser::HeaderParser(CounterRegistry& counters, std::uint8_t detector_type)
-    : detector_type_(detector_type),
+HeaderParser::HeaderParser(CounterRegistry& counters, const HeaderSettings& settings)
+    : settings_(settings),
       packets_(counters.counter("parser.essheader.packets")),
       heartbeats_(counters.counter("parser.essheader.heartbeats")),
       missing_packets_(counters.counter("parser.essheader.missing_packets")),
-      errors_{counters.counter("parser.essheader.errors.padding"),
-              counters.counter("parser.essheader.errors.version"),
-              counters.counter("parser.essheader.errors.cookie"),
-              counters.counter("parser.essheader.errors.type"),
-              counters.counter("parser.essheader.errors.length"),
-              counters.counter("parser.essheader.errors.output_queue"),
-              counters.counter("parser.essheader.errors.time_fraction"),
-              counters.counter("parser.essheader.errors.prev_pulse_later"),
-              counters.counter("parser.essheader.errors.sequence")} {}
+      sequence_jumps_(counters.counter("parser.essheader.sequence_jumps")),
+      errors_(counters, "parser.essheader.errors.", kHeaderErrorNames) {}
 
 HeaderStatus HeaderParser::parse(const std::uint8_t* data, std::uint32_t size,
                                  PacketHeader& out) noexcept {
+  auto reject = [this](HeaderError e) {
+    errors_[e].add();
+    return HeaderStatus::kRejected;
+  };
   // A v0 header is the shortest valid packet; nothing past `size` is ever read.
-  if (size < kHeaderSizeV0) {
-    errors_.length.add();
-    return HeaderStatus::kRejected;
-  }
-  if (data[0] != 0) {
-    errors_.padding.add();
-    return HeaderStatus::kRejected;
-  }
+  if (size < kHeaderSizeV0) return reject(HeaderError::kLength);
+  if (data[0] != 0) return reject(HeaderError::kPadding);
   const std::uint8_t version = data[1];
-  if (version > 1) {
-    errors_.version.add();
-    return HeaderStatus::kRejected;
-  }
-  if (data[2] != 'E' || data[3] != 'S' || data[4] != 'S') {
-    errors_.cookie.add();
-    return HeaderStatus::kRejected;
-  }
-  if (data[5] != detector_type_) {
-    errors_.type.add();
-    return HeaderStatus::kRejected;
-  }
+  if (version > 1) return reject(HeaderError::kVersion);
+  if (data[2] != 'E' || data[3] != 'S' || data[4] != 'S') return reject(HeaderError::kCookie);
+  if (data[5] != settings_.detector_type) return reject(HeaderError::kType);
   const std::uint32_t header_size = version == 0 ? kHeaderSizeV0 : kHeaderSizeV1;
   const std::uint16_t total_length = load_u16(data + 6);
-  if (size < header_size || total_length != size) {
-    errors_.length.add();
-    return HeaderStatus::kRejected;
-  }
+  if (size < header_size || total_length != size) return reject(HeaderError::kLength);
   const std::uint8_t queue = data[kOutputQueueOffset];
-  if (queue >= kMaxOutputQueues) {
-    errors_.output_queue.add();
-    return HeaderStatus::kRejected;
-  }
+  if (queue >= kMaxOutputQueues) return reject(HeaderError::kOutputQueue);
   const std::uint32_t pulse_high = load_u32(data + 10);
   const std::uint32_t pulse_low = load_u32(data + 14);
   const std::uint32_t prev_high = load_u32(data + 18);
   const std::uint32_t prev_low = load_u32(data + 22);
   if (pulse_low > kMaxTimeLow || prev_low > kMaxTimeLow) {
-    errors_.time_fraction.add();
-    return HeaderStatus::kRejected;
+    return reject(HeaderError::kTimeFraction);
   }
   const std::uint64_t pulse_ns = to_ns(pulse_high, pulse_low);
   const std::uint64_t prev_ns = to_ns(prev_high, prev_low);
-  if (prev_ns > pulse_ns) {
-    errors_.prev_pulse_later.add();
-    return HeaderStatus::kRejected;
+  if (prev_ns > pulse_ns) return reject(HeaderError::kPrevPulseLater);
+  if (settings_.max_pulse_time_diff_ns != 0 &&
+      pulse_ns - prev_ns > settings_.max_pulse_time_diff_ns) {
+    return reject(HeaderError::kPulseTimeDiff);
   }
 
   const std::uint32_t sequence = load_u32(data + 26);
   if (sequence_seen_[queue] && sequence != next_sequence_[queue]) {
-    errors_.sequence.add();
-    // Unsigned distance; a "gap" of 2^31 or more is a restart or a reordering, not loss.
+    errors_[HeaderError::kSequence].add();
+    // Unsigned distance: a small backward step (a repeat or reordering) wraps to just below
+    // 2^32 and is neither loss nor a jump.
     const std::uint32_t gap = sequence - next_sequence_[queue];
-    if (gap < 0x8000'0000U) missing_packets_.add(gap);
+    if (gap < kMaxPlausibleSequenceGap) {
+      missing_packets_.add(gap);
+    } else if (gap <= 0U - kMaxPlausibleSequenceGap) {
+      sequence_jumps_.add();
+    }
   }
   sequence_seen_[queue] = true;
   next_sequence_[queue] = sequence + 1;

@@ -1,5 +1,6 @@
 // ESS time: seconds since the Unix epoch plus ticks of the 88.0525 MHz timing-system clock
-// (design.md §5.1), and the time-of-flight rule shared by every ESS detector plugin.
+// (design.md §5.1), and the time-of-flight rule shared by every ESS detector plugin. The pulse
+// time rule (MaxPulseTimeNS: pulse - previous pulse) is checked by the HeaderParser.
 #pragma once
 
 #include <cstdint>
@@ -9,14 +10,16 @@ namespace efu::ess {
 inline constexpr std::uint32_t kTicksPerSecond = 88'052'500;
 inline constexpr std::uint32_t kMaxTimeLow = kTicksPerSecond - 1;
 inline constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
+/// One tick in ns (11.3568...), as a double: exactly the reference system's ESSClockTick.
+inline constexpr double kTickNs = static_cast<double>(kNsPerSecond) / kTicksPerSecond;
 
-/// ESS time → ns since the Unix epoch, rounded to the nearest ns. Integer only: a tick is
-/// 11.3568... ns, so any floating-point tick length would drift over a second, and truncating
-/// instead of rounding would bias every time by half a ns. low * 1e9 < 8.9e16 (and < 4.3e18 even
-/// for an unchecked low), so the product never overflows 64 bits.
+/// ESS time -> ns since the Unix epoch, computed exactly as the facility's reference system
+/// computes it (ESSTime::toNS): high s in ns plus low ticks times the double tick length,
+/// truncated. Every efu plugin uses this, so efu and the reference give identical pulse times
+/// and TOFs for the same readouts (the truncation is at most one ns lower than exact rounding).
 constexpr std::uint64_t to_ns(std::uint32_t high, std::uint32_t low) noexcept {
   return std::uint64_t{high} * kNsPerSecond +
-         (std::uint64_t{low} * kNsPerSecond + kTicksPerSecond / 2) / kTicksPerSecond;
+         static_cast<std::uint64_t>(static_cast<double>(low) * kTickNs);
 }
 
 struct EssTime {
@@ -24,13 +27,20 @@ struct EssTime {
   std::uint32_t low;   // ticks, <= kMaxTimeLow
 };
 
-/// ns → the nearest ESS time (for generators and tests). Round trip to_ns(to_ess(t)) is within
-/// half a tick (5.7 ns) of t.
+/// ns -> the ESS time whose to_ns() is nearest to it (for generators and tests). A generator that
+/// needs its ground truth exact records to_ns(to_ess(t)), which is within 6 ns of t.
 constexpr EssTime to_ess(std::uint64_t ns) noexcept {
   auto high = static_cast<std::uint32_t>(ns / kNsPerSecond);
   const std::uint64_t frac = ns % kNsPerSecond;
-  std::uint64_t low = (frac * kTicksPerSecond + kNsPerSecond / 2) / kNsPerSecond;
-  if (low == kTicksPerSecond) {  // rounded up into the next second
+  auto low = static_cast<std::uint64_t>(static_cast<double>(frac) / kTickNs);
+  // The estimate is within one tick; take the neighbour whose converted time is nearest.
+  auto distance = [frac](std::uint64_t l) {
+    const std::uint64_t t = static_cast<std::uint64_t>(static_cast<double>(l) * kTickNs);
+    return t > frac ? t - frac : frac - t;
+  };
+  if (low > 0 && distance(low - 1) <= distance(low)) --low;
+  if (distance(low + 1) < distance(low)) ++low;
+  if (low >= kTicksPerSecond) {  // nearest is the next second's first tick
     low = 0;
     ++high;
   }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "efu/counter_group.h"
 #include "efu/counters.h"
 #include "efu/plugin.h"
 
@@ -35,37 +36,62 @@ enum class HeaderStatus : std::uint8_t {
   kRejected,   // counted under parser.essheader.errors.<reason>; skip the packet
 };
 
+/// Why a header was rejected; each reason has its counter parser.essheader.errors.<name>.
+enum class HeaderError : std::uint8_t {
+  kPadding,
+  kVersion,
+  kCookie,
+  kType,
+  kLength,
+  kOutputQueue,
+  kTimeFraction,
+  kPrevPulseLater,
+  kPulseTimeDiff,  // pulse - previous pulse > MaxPulseTimeNS (the reference's ErrorTimeHigh)
+  kSequence,       // not rejected: a gap or repeat, counted and accepted
+  kCount
+};
+inline constexpr std::array<const char*, static_cast<std::size_t>(HeaderError::kCount)>
+    kHeaderErrorNames{"padding",         "version",      "cookie",        "type",
+                      "length",          "output_queue", "time_fraction", "prev_pulse_later",
+                      "pulse_time_diff", "sequence"};
+
+/// A forward sequence gap of this many packets or more is not believed: one corrupted or
+/// restarted sequence number must not add billions to missing_packets. At 10 Gb/s of jumbo
+/// frames one queue carries < 140 k packets/s, so 2^20 is more than 7 s of total loss.
+inline constexpr std::uint32_t kMaxPlausibleSequenceGap = 1U << 20;
+
+struct HeaderSettings {
+  std::uint8_t detector_type = 0;
+  /// The facility's MaxPulseTimeNS: a header whose pulse time is more than this after its
+  /// previous pulse time is rejected (parser.essheader.errors.pulse_time_diff). 0: no check.
+  std::uint64_t max_pulse_time_diff_ns = 0;
+};
+
 /// Checks run in field order and the first failure is the one counted, so every rejected packet
 /// lands in exactly one error counter.
 ///
-/// Sequence numbers: a gap or repeat counts parser.essheader.errors.sequence (and a forward gap
-/// adds the number of skipped packets to parser.essheader.missing_packets) but the packet is
-/// still accepted: the gap means loss upstream, the packet in hand is fine. The first packet
-/// seen on a queue only sets the expectation.
+/// Sequence numbers: a gap or repeat counts parser.essheader.errors.sequence and resynchronises
+/// on the packet in hand, which is still accepted: the gap means loss upstream, the packet is
+/// fine. A forward gap below kMaxPlausibleSequenceGap adds the skipped packets to
+/// parser.essheader.missing_packets; a larger jump either way (a restart or a corrupted number)
+/// counts parser.essheader.sequence_jumps instead; a small backward step (a repeat or a
+/// reordering) counts only errors.sequence. The first packet seen on a
+/// queue only sets the expectation.
 class HeaderParser {
  public:
-  HeaderParser(CounterRegistry& counters, std::uint8_t detector_type);
+  HeaderParser(CounterRegistry& counters, const HeaderSettings& settings);
+  HeaderParser(CounterRegistry& counters, std::uint8_t detector_type)
+      : HeaderParser(counters, HeaderSettings{detector_type, 0}) {}
 
   HeaderStatus parse(const std::uint8_t* data, std::uint32_t size, PacketHeader& out) noexcept;
 
  private:
-  struct Errors {
-    Counter& padding;
-    Counter& version;
-    Counter& cookie;
-    Counter& type;
-    Counter& length;
-    Counter& output_queue;
-    Counter& time_fraction;
-    Counter& prev_pulse_later;
-    Counter& sequence;
-  };
-
-  std::uint8_t detector_type_;
+  HeaderSettings settings_;
   Counter& packets_;
   Counter& heartbeats_;
   Counter& missing_packets_;
-  Errors errors_;
+  Counter& sequence_jumps_;
+  CounterGroup<HeaderError, kHeaderErrorNames.size()> errors_;
   std::array<std::uint32_t, kMaxOutputQueues> next_sequence_{};
   std::array<bool, kMaxOutputQueues> sequence_seen_{};
 };
