@@ -16,9 +16,12 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "af_xdp/xdp_receiver.h"
+#include "af_xdp/xdp_socket.h"
 #include "data_path.h"
 #include "efu/errors.h"
 #include "efu/outputs.h"
@@ -63,6 +66,9 @@ double float_in_range(const OptionValues& v, const char* name, double lo, double
 struct HostSettings {
   UdpSocketConfig socket;
   ReceiverConfig receiver;
+  bool af_xdp = false;  // --receive-backend af_xdp
+  xdp::XdpSocketConfig xdp;
+  xdp::XdpReceiverConfig xdp_receiver;
   unsigned threads = 1;
   std::size_t ring_size = 4096;
   CpuPlan cpu;
@@ -82,6 +88,22 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.receiver.batch_size = static_cast<unsigned>(int_in_range(v, "batch-size", 1, 1024));
   s.receiver.max_datagram = static_cast<std::uint32_t>(int_in_range(v, "max-datagram", 1, 65535));
   s.ring_size = static_cast<std::size_t>(int_in_range(v, "ring-size", 2, 1 << 20));
+  const std::string backend = v.get_string("receive-backend");
+  if (backend != "socket" && backend != "af_xdp") {
+    throw ConfigError("--receive-backend: '" + backend +
+                      "' is not a backend; expected socket or af_xdp");
+  }
+  s.af_xdp = backend == "af_xdp";
+  s.xdp.interface = v.get_string("interface");
+  s.xdp.queue = static_cast<unsigned>(int_in_range(v, "queue", 0, 255));
+  s.xdp.attach = xdp::parse_attach_mode(v.get_string("xdp-mode"));
+  s.xdp.bind = xdp::parse_bind_mode(v.get_string("xdp-bind-mode"));
+  s.xdp.frames = static_cast<unsigned>(int_in_range(v, "xdp-frames", 64, 1 << 20));
+  s.xdp.port = s.socket.port;
+  s.xdp.bind_address = s.socket.bind_address;
+  s.xdp_receiver.batch_size = s.receiver.batch_size;
+  s.xdp_receiver.max_datagram = s.receiver.max_datagram;
+  s.xdp_receiver.verify_checksums = v.get_bool("verify-checksums");
   s.cpu = parse_cpu_plan(v.get_string("cpu"));
   s.threads = static_cast<unsigned>(int_in_range(v, "processing-threads", 1, 64));
   if (!s.cpu.proc.empty()) {
@@ -302,7 +324,14 @@ int run(int argc, const char* const* argv) {
     }
   }
 
-  UdpSocket socket(settings.socket);
+  // The receive backend: a UDP socket (recvmmsg) or an AF_XDP socket with efu's XDP program.
+  std::optional<UdpSocket> socket;
+  std::unique_ptr<xdp::XdpSocket> xdp_socket;
+  if (settings.af_xdp) {
+    xdp_socket = std::make_unique<xdp::XdpSocket>(settings.xdp);
+  } else {
+    socket.emplace(settings.socket);
+  }
   const unsigned process_batch = settings.receiver.batch_size;
   std::vector<std::unique_ptr<Lane>> lanes;
   const std::size_t ring_capacity = std::bit_ceil(settings.ring_size);
@@ -316,7 +345,14 @@ int run(int argc, const char* const* argv) {
   }
   spdlog::info("data path: {} processing thread(s), ring {} packets each, pool {} slots of {} B",
                settings.threads, ring_capacity, pool_slots, pool.slot_size());
-  Receiver receiver(socket.fd(), settings.receiver, pool, lane_ptrs, desc.route_key, counters);
+  std::optional<Receiver> receiver;
+  std::unique_ptr<xdp::XdpReceiver> xdp_receiver;
+  if (xdp_socket) {
+    xdp_receiver = std::make_unique<xdp::XdpReceiver>(*xdp_socket, settings.xdp_receiver, pool,
+                                                      lane_ptrs, desc.route_key, counters);
+  } else {
+    receiver.emplace(socket->fd(), settings.receiver, pool, lane_ptrs, desc.route_key, counters);
+  }
   std::vector<std::unique_ptr<Processor>> processors;
   ProcessorConfig pconf;
   pconf.batch_size = process_batch;
@@ -334,8 +370,7 @@ int run(int argc, const char* const* argv) {
   publisher.add_sink(&loss_warnings);
   if (StatsSink* status = outputs->status(); status != nullptr) publisher.add_sink(status);
   Counter& ring_fill = counters.gauge("receive.ring.fill");
-  Counter& rcvbuf = counters.gauge("receive.socket.rcvbuf_bytes");
-  rcvbuf.set(socket.granted_rcvbuf());
+  if (socket) counters.gauge("receive.socket.rcvbuf_bytes").set(socket->granted_rcvbuf());
   publisher.add_gauge_updater([&] {
     std::uint64_t fill = 0;
     for (const auto& lane : lanes) fill += lane->packets.size();
@@ -360,7 +395,11 @@ int run(int argc, const char* const* argv) {
   rx_thread.name = "efu-rx";
   rx_thread.thread = std::thread([&] {
     prepare_thread(rx_thread.name, settings.cpu.rx, rx_thread);
-    receiver.run(receiver_stop);
+    if (xdp_receiver) {
+      xdp_receiver->run(receiver_stop);
+    } else {
+      receiver->run(receiver_stop);
+    }
   });
   std::deque<DataThread> proc_threads(settings.threads);
   for (unsigned i = 0; i < settings.threads; ++i) {
