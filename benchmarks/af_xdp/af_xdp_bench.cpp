@@ -6,6 +6,8 @@
 //   recvmmsg      the least a socket receiver does: recvmmsg() of 64 into buffers, count;
 //   efu-socket    efu's socket backend: UdpSocket + Receiver + lane + a consumer thread;
 //   xdp-bare      the least an AF_XDP receiver does: count frames, give them back, no parse;
+//   xdp-parse     xdp-bare plus parsing each frame's headers: the receive thread's part if the
+//                 pipelines read payloads straight from UMEM frames (no copy into the pool);
 //   efu-af_xdp    efu's af_xdp backend: XdpSocket + XdpReceiver (parse, copy) + lane + consumer.
 // Two modes:
 //   drain   the sender queues N datagrams while the receiver waits, then the receiver takes
@@ -80,7 +82,7 @@ struct Options {
   unsigned repeats = 40;
   double stream_seconds = 2;
   std::string json;
-  std::vector<std::string> paths{"recvmmsg", "efu-socket", "xdp-bare", "efu-af_xdp"};
+  std::vector<std::string> paths{"recvmmsg", "efu-socket", "xdp-bare", "xdp-parse", "efu-af_xdp"};
   std::vector<std::string> modes{"drain", "stream"};
   int sender_cpu = 0, receiver_cpu = 1, consumer_cpu = 0;
 };
@@ -362,10 +364,13 @@ xdp::XdpSocketConfig xdp_config(const Options& o) {
   return c;
 }
 
+/// xdp-bare, and with `parse` xdp-parse: also parses each frame's headers (what the receive
+/// thread would still do if the pipelines read payloads straight from UMEM frames).
 class XdpBarePath final : public Path {
  public:
-  explicit XdpBarePath(const Options& o) : socket_(xdp_config(o)), addrs_(kBatch * 17) {}
-  const char* name() const override { return "xdp-bare"; }
+  XdpBarePath(const Options& o, bool parse)
+      : socket_(xdp_config(o)), addrs_(kBatch * 17), parse_(parse) {}
+  const char* name() const override { return parse_ ? "xdp-parse" : "xdp-bare"; }
   bool drain_once() override { return take(); }
   void receive_or_wait() override {
     if (!take()) {
@@ -389,7 +394,12 @@ class XdpBarePath final : public Path {
     for (std::uint32_t i = 0; i < n; ++i) {
       const xdp_desc* d = xsk_ring_cons__rx_desc(&socket_.rx(), index + i);
       addrs_[i] = d->addr & ~static_cast<std::uint64_t>(xdp::XdpSocket::kFrameSize - 1);
-      if ((d->options & XDP_PKT_CONTD) == 0) ++datagrams;
+      if (parse_ && !in_frame_) {
+        const std::span<const std::uint8_t> head(socket_.umem() + d->addr, d->len);
+        payload_bytes_ += xdp::parse_frame(head, 65535, socket_.filter()).payload_size;
+      }
+      in_frame_ = (d->options & XDP_PKT_CONTD) != 0;
+      if (!in_frame_) ++datagrams;
     }
     xsk_ring_cons__release(&socket_.rx(), n);
     std::uint32_t fill = 0;
@@ -403,6 +413,9 @@ class XdpBarePath final : public Path {
   std::uint64_t taken_ = 0;
   xdp::XdpSocket socket_;
   std::vector<std::uint64_t> addrs_;
+  bool parse_;
+  bool in_frame_ = false;
+  std::uint64_t payload_bytes_ = 0;
 };
 
 class EfuXdpPath final : public Path {
@@ -494,11 +507,12 @@ Result stream(const Options& o, Path& path, std::size_t size) {
 std::unique_ptr<Path> make_path(const Options& o, const std::string& name) {
   if (name == "recvmmsg") return std::make_unique<RecvmmsgPath>(o);
   if (name == "efu-socket") return std::make_unique<EfuSocketPath>(o);
-  if (name == "xdp-bare") return std::make_unique<XdpBarePath>(o);
+  if (name == "xdp-bare") return std::make_unique<XdpBarePath>(o, false);
+  if (name == "xdp-parse") return std::make_unique<XdpBarePath>(o, true);
   if (name == "efu-af_xdp") return std::make_unique<EfuXdpPath>(o);
   throw std::runtime_error(
       "--paths: '" + name +
-      "' is not a receiver; expected recvmmsg, efu-socket, xdp-bare, efu-af_xdp");
+      "' is not a receiver; expected recvmmsg, efu-socket, xdp-bare, xdp-parse, efu-af_xdp");
 }
 
 std::string json_line(const Result& r) {

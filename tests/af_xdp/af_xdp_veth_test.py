@@ -1,6 +1,6 @@
 """efu --receive-backend af_xdp on a veth pair between two network namespaces the test creates.
 
-  af_xdp_veth_test.py --efu BIN --udpgen BIN --plugins DIR
+  af_xdp_veth_test.py --efu BIN --udpgen BIN --plugins DIR --xdp-object FILE
 
 The generator (efu-udpgen) sends from namespace "tx"; efu receives with its XDP program and
 AF_XDP socket on the veth end in namespace "rx". Checked:
@@ -277,14 +277,77 @@ def case_ipv6(a, nets: Namespaces, tmp: Path) -> None:
     check(stats.get("udp.packets", 0) > 0, f"IPv6 datagrams received: {stats.get('udp.packets')}")
 
 
+def efu_error(a, nets: Namespaces, *args: str, prefix: list[str] = ()) -> tuple[int, list[str]]:
+    """Runs efu with af_xdp in rx expecting it to refuse; returns its exit code and error lines."""
+    r = Namespaces.sh(nets.rx, *prefix, a.efu, "--module", str(Path(a.plugins) / "efu_udp.so"),
+                      "--broker", "none", "--receive-backend", "af_xdp", "--stop-after", "1",
+                      *args, check_rc=False, timeout=30)
+    return r.returncode, [l for l in (r.stdout + r.stderr).splitlines() if "error" in l]
+
+
+def case_errors(a, nets: Namespaces) -> None:
+    print("== start-up errors: one line naming what is missing, exit code 2")
+    cases = [
+        (["--interface", "nonexistent0"], [], "--interface: 'nonexistent0' is not an interface"),
+        ([], [], "--interface: missing"),
+        (["--interface", RX_IF, "--queue", "7"], [], "--queue: 7 is not a receive queue"),
+        (["--interface", RX_IF, "--port", "0"], [], "--port: 0 is not valid"),
+        (["--interface", RX_IF, "--xdp-mode", "fast"], [], "--xdp-mode: 'fast'"),
+        (["--interface", RX_IF, "--xdp-frames", "1000"], [], "--xdp-frames: 1000"),
+        (["--interface", RX_IF], ["setpriv", "--bounding-set", "-net_admin"],
+         "lacks CAP_NET_ADMIN"),
+    ]
+    for args, prefix, expected in cases:
+        rc, errors = efu_error(a, nets, *args, prefix=prefix)
+        check(rc == 2 and len(errors) == 1 and errors[0].startswith("efu: error: ") and
+              expected in errors[0], f"{' '.join(prefix + args) or '(no --interface)'}: exit {rc}, "
+              f"{errors}")
+    # A second efu on the same queue is refused; so is any efu while another XDP program is on
+    # the interface (here efu's own program, attached with ip link), which stays untouched.
+    with tempfile.TemporaryDirectory(prefix="efu-afxdp-") as tmp:
+        first = Efu(a, nets, Path(tmp), "first", [])
+        try:
+            rc, errors = efu_error(a, nets, "--interface", RX_IF)
+        finally:
+            first.stop()
+    check(rc == 2 and len(errors) == 1 and "already has an AF_XDP socket" in errors[0],
+          f"a second efu on queue 0 of {RX_IF}: exit {rc}, {errors}")
+    # Killed, efu leaves nothing attached: its program hangs on a BPF link that dies with it.
+    with tempfile.TemporaryDirectory(prefix="efu-afxdp-") as tmp:
+        killed = Efu(a, nets, Path(tmp), "killed", [])
+        attached = "prog/xdp" in run("ip", "-n", nets.rx, "link", "show", "dev", RX_IF).stdout
+        killed.proc.kill()
+        killed.proc.wait(timeout=10)
+        killed.log.close()
+    after = run("ip", "-n", nets.rx, "link", "show", "dev", RX_IF).stdout
+    check(attached and "prog/xdp" not in after,
+          f"efu's XDP program attached while it runs ({attached}), gone after SIGKILL "
+          f"({'prog/xdp' not in after})")
+    for ns, dev in ((nets.rx, RX_IF), (nets.tx, TX_IF)):  # a non-multi-buffer program: MTU 1500
+        run("ip", "-n", ns, "link", "set", "dev", dev, "mtu", "1500")
+    run("ip", "-n", nets.rx, "link", "set", "dev", RX_IF, "xdp", "obj", a.xdp_object, "sec", "xdp")
+    try:
+        rc, errors = efu_error(a, nets, "--interface", RX_IF)
+        still = "prog/xdp" in run("ip", "-n", nets.rx, "link", "show", "dev", RX_IF).stdout
+    finally:
+        run("ip", "-n", nets.rx, "link", "set", "dev", RX_IF, "xdp", "off")
+    check(rc == 2 and len(errors) == 1 and "already has an XDP program (id " in errors[0],
+          f"another XDP program on {RX_IF}: exit {rc}, {errors}")
+    check(still, "the other XDP program is still attached after efu refused to start")
+    for ns, dev in ((nets.rx, RX_IF), (nets.tx, TX_IF)):
+        run("ip", "-n", ns, "link", "set", "dev", dev, "mtu", "9000")
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--efu", required=True)
     p.add_argument("--udpgen", required=True)
     p.add_argument("--plugins", required=True)
+    p.add_argument("--xdp-object", required=True, help="efu's XDP program, as another program")
     a = p.parse_args()
     with Namespaces() as nets, tempfile.TemporaryDirectory(prefix="efu-afxdp-") as tmp:
         # libxdp and bpftool look for bpffs; efu itself does not need it (BPF links, no pins).
+        case_errors(a, nets)
         case_ipv4(a, nets, Path(tmp))
         case_ipv6(a, nets, Path(tmp))
     if failures:
