@@ -239,9 +239,13 @@ void print_final(const CounterRegistry& counters, std::uint64_t undelivered) {
   for (const CounterSample& c : counters.sample()) {
     std::printf("  %-44s %llu\n", c.name.c_str(), static_cast<unsigned long long>(c.value));
   }
-  const std::uint64_t lost = counters.value("receive.dropped.kernel") +
-                             counters.value("receive.dropped.ring_full") +
-                             counters.value("receive.truncated");
+  std::uint64_t lost = counters.value("receive.dropped.kernel") +
+                       counters.value("receive.dropped.ring_full") +
+                       counters.value("receive.truncated") +
+                       counters.value("receive.xdp.dropped.no_socket");
+  for (const CounterSample& c : counters.sample()) {
+    if (c.name.rfind("receive.xdp.errors.", 0) == 0) lost += c.value;  // af_xdp: unusable frames
+  }
   std::printf(
       "efu: summary: packets received %llu, processed %llu, lost %llu; events %llu; "
       "undelivered kafka messages %llu\n",

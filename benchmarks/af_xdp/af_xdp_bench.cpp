@@ -13,6 +13,8 @@
 //   drain   the sender queues N datagrams while the receiver waits, then the receiver takes
 //           them as fast as it can: its thread's CPU time and wall time per datagram. This is
 //           the receive core's own limit, free of the sender's speed (one core sends here).
+//           The sender's CPU time covers sendmmsg() and the kernel's delivery (veth, XDP and
+//           the copy to the AF_XDP socket, or the UDP socket's queue), which run in its context.
 //   stream  the sender sends as fast as it can for S seconds while the receiver runs as in
 //           production (blocking recvmmsg; AF_XDP: poll() when the ring is empty): CPU time of
 //           the receive thread per datagram received, and the sender thread's CPU time (on veth
@@ -472,6 +474,7 @@ Result drain(const Options& o, Path& path, std::size_t size) {
     const std::uint64_t cpu = thread_cpu_ns() - cpu0, wall = wall_ns() - wall0;
     const std::uint64_t got = path.taken() - before;
     if (rep == 0) continue;
+    r.sender_cpu_ns += sender.cpu_ns();
     r.datagrams += got;
     r.sent += o.drain_datagrams;
     r.rx_cpu_ns += cpu;
