@@ -12,8 +12,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdarg>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -31,29 +29,12 @@
 #define XDP_USE_SG (1 << 4)
 #endif
 
-// The XDP program, compiled for BPF at build time (embed_bytes.cmake).
-extern const unsigned char efu_xdp_redirect_object[];
-extern const std::size_t efu_xdp_redirect_object_size;
-
 namespace efu::xdp {
 namespace {
 
-constexpr const char* kProgramName = "efu_xdp_redirect";
 constexpr std::uint32_t kCompletionRingSize = 64;  // receive only: nothing completes
 
 std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
-
-// libbpf explains its failures on stderr; efu says in one line what went wrong, so libbpf's
-// text (the verifier log included) goes to the debug log.
-int libbpf_to_log(enum libbpf_print_level level, const char* format, va_list args) {
-  if (level == LIBBPF_DEBUG || !spdlog::should_log(spdlog::level::debug)) return 0;
-  char line[1024];
-  const int n = std::vsnprintf(line, sizeof(line), format, args);
-  std::string text(line);
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  spdlog::debug("libbpf: {}", text);
-  return n;
-}
 
 bool has_capability(int cap) {
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
@@ -138,17 +119,6 @@ FrameFilter make_filter(const XdpSocketConfig& config) {
   return f;
 }
 
-efu_xdp_config program_config(const FrameFilter& f) {
-  efu_xdp_config c{};
-  c.port = htons(f.port);
-  c.match = static_cast<__u16>(
-      (f.ipv4 ? EFU_XDP_MATCH_IPV4 : 0) | (f.ipv6 ? EFU_XDP_MATCH_IPV6 : 0) |
-      (f.match_addr4 ? EFU_XDP_MATCH_ADDR4 : 0) | (f.match_addr6 ? EFU_XDP_MATCH_ADDR6 : 0));
-  std::memcpy(&c.addr4, f.addr4.data(), 4);
-  std::memcpy(c.addr6, f.addr6.data(), 16);
-  return c;
-}
-
 }  // namespace
 
 AttachMode parse_attach_mode(const std::string& text) {
@@ -167,7 +137,6 @@ BindMode parse_bind_mode(const std::string& text) {
 }
 
 XdpSocket::XdpSocket(const XdpSocketConfig& config) {
-  libbpf_set_print(libbpf_to_log);
   if (config.interface.empty()) {
     throw ConfigError(
         "--interface: missing; --receive-backend af_xdp needs the network "
@@ -316,60 +285,12 @@ void XdpSocket::create_socket(const XdpSocketConfig& config) {
 }
 
 void XdpSocket::load_program(const XdpSocketConfig& config) {
-  bpf_object_open_opts opts{};
-  opts.sz = sizeof(opts);
-  opts.object_name = "efu_xdp";
-  program_ = bpf_object__open_mem(efu_xdp_redirect_object, efu_xdp_redirect_object_size, &opts);
-  if (program_ == nullptr) {
-    throw ConfigError("--receive-backend af_xdp: libbpf cannot open efu's XDP program: " +
-                      errno_text(errno) + "; expected a kernel with BTF support");
-  }
-  bpf_map* rodata = bpf_object__find_map_by_name(program_, ".rodata");
-  bpf_program* prog = bpf_object__find_program_by_name(program_, kProgramName);
-  std::size_t rodata_size = 0;
-  if (rodata == nullptr || prog == nullptr ||
-      bpf_map__initial_value(rodata, &rodata_size) == nullptr ||
-      rodata_size != sizeof(efu_xdp_config)) {
-    throw ConfigError(
-        "--receive-backend af_xdp: efu's embedded XDP program is not the one this "
-        "efu was built for; expected a consistent build");
-  }
-  const efu_xdp_config cfg = program_config(filter_);
-  bpf_map__set_initial_value(rodata, &cfg, sizeof(cfg));
-  // Multi-buffer frames reach the program only if it says it can take them (and then veth and
-  // drivers allow an MTU above a page).
-  if (multi_buffer_) bpf_program__set_flags(prog, bpf_program__flags(prog) | BPF_F_XDP_HAS_FRAGS);
-  if (const int rc = bpf_object__load(program_); rc != 0) {
-    if (rc == -EPERM || rc == -EACCES) {
-      throw ConfigError("--receive-backend af_xdp: the kernel refused to load efu's XDP program (" +
-                        errno_text(rc) + "); expected CAP_BPF and CAP_NET_ADMIN (root)");
-    }
-    throw ConfigError(
-        "--receive-backend af_xdp: the kernel refused efu's XDP program: " + errno_text(rc) +
-        "; expected Linux >= 5.10 with BPF and XDP (details: --log-level debug)");
-  }
-  const int xsks = bpf_map__fd(bpf_object__find_map_by_name(program_, "efu_xsks"));
-  const std::uint32_t key = config.queue;
-  const int value = fd_;
-  if (xsks < 0 || bpf_map_update_elem(xsks, &key, &value, 0) != 0) {
-    throw ConfigError("--queue: " + std::to_string(config.queue) +
-                      ": cannot register the AF_XDP socket with the XDP program: " +
-                      errno_text(errno) + "; expected a queue below 256");
-  }
-  const int counters = bpf_map__fd(bpf_object__find_map_by_name(program_, "efu_counters"));
-  program_counters_bytes_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  void* mapped = counters < 0
-                     ? MAP_FAILED
-                     : mmap(nullptr, program_counters_bytes_, PROT_READ, MAP_SHARED, counters, 0);
-  if (mapped == MAP_FAILED) {
-    throw ConfigError("--receive-backend af_xdp: cannot map the XDP program's counters: " +
-                      errno_text(errno) + "; expected Linux >= 5.5 (mmap-able BPF arrays)");
-  }
-  program_counters_ = static_cast<const volatile std::uint64_t*>(mapped);
+  program_ = std::make_unique<XdpProgram>(filter_, multi_buffer_);
+  program_->set_socket(config.queue, fd_);
 }
 
 void XdpSocket::attach_program(const XdpSocketConfig& config) {
-  const int prog_fd = bpf_program__fd(bpf_object__find_program_by_name(program_, kProgramName));
+  const int prog_fd = program_->fd();
   std::vector<std::pair<std::uint32_t, bool>> modes;  // flags, native
   if (config.attach != AttachMode::kGeneric) modes.emplace_back(XDP_FLAGS_DRV_MODE, true);
   if (config.attach != AttachMode::kNative) modes.emplace_back(XDP_FLAGS_SKB_MODE, false);
@@ -416,7 +337,7 @@ XdpKernelCounters XdpSocket::read_counters() const {
     c.rx_invalid_descs = s.rx_invalid_descs;
     c.fill_ring_empty = s.rx_fill_ring_empty_descs;
   }
-  if (program_counters_ != nullptr) c.no_socket = program_counters_[EFU_XDP_COUNTER_NO_SOCKET];
+  if (program_) c.no_socket = program_->counter(EFU_XDP_COUNTER_NO_SOCKET);
   return c;
 }
 
@@ -430,12 +351,7 @@ void XdpSocket::release() noexcept {
   fd_ = -1;
   if (umem_ != nullptr) xsk_umem__delete(umem_);
   umem_ = nullptr;
-  if (program_counters_ != nullptr) {
-    munmap(const_cast<std::uint64_t*>(program_counters_), program_counters_bytes_);
-  }
-  program_counters_ = nullptr;
-  if (program_ != nullptr) bpf_object__close(program_);
-  program_ = nullptr;
+  program_.reset();
   if (umem_area_ != nullptr) munmap(umem_area_, umem_bytes_);
   umem_area_ = nullptr;
 }

@@ -4,13 +4,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <xdp/xsk.h>
 
 #include "af_xdp/frame_parser.h"
-
-struct bpf_object;
+#include "af_xdp/xdp_program.h"
 
 namespace efu::xdp {
 
@@ -96,10 +96,8 @@ class XdpSocket {
   bool multi_buffer_ = false;
   std::uint32_t frame_capacity_ = 0;
   FrameFilter filter_;
-  bpf_object* program_ = nullptr;
+  std::unique_ptr<XdpProgram> program_;
   int link_fd_ = -1;
-  const volatile std::uint64_t* program_counters_ = nullptr;
-  std::size_t program_counters_bytes_ = 0;
 };
 
 }  // namespace efu::xdp

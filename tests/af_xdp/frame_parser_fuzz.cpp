@@ -32,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // What was accepted lies inside the frame, and every header inside the first buffer.
   if (f.payload_offset > head.size() || f.udp_offset + 8u != f.payload_offset ||
-      f.ip_offset >= f.udp_offset || f.payload_offset + std::uint64_t{f.payload_size} > frame_size ||
+      f.ip_offset >= f.udp_offset ||
+      f.payload_offset + std::uint64_t{f.payload_size} > frame_size ||
       (f.ip_version != 4 && f.ip_version != 6)) {
     std::abort();
   }
