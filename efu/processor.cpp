@@ -54,7 +54,7 @@ std::size_t Processor::process_batch() {
   const std::size_t n = lane_.packets.pop_bulk(std::span(refs_));
   if (n == 0) return 0;
   for (std::size_t i = 0; i < n; ++i) {
-    views_[i] = PacketView{pool_.data(refs_[i].slot), refs_[i].size};
+    views_[i] = PacketView{pool_.data(refs_[i].slot), refs_[i].size, &pool_.source(refs_[i].slot)};
     slots_[i] = refs_[i].slot;
   }
   try {

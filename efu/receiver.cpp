@@ -57,6 +57,8 @@ unsigned Receiver::receive_batch() {
     iovecs_[i] = iovec{pool_.data(slot), config_.max_datagram};
     msghdr& h = messages_[i].msg_hdr;
     h = msghdr{};
+    h.msg_name = &pool_.source(slot).v6;  // the kernel writes the sender here: no extra copy
+    h.msg_namelen = sizeof(sockaddr_in6);
     h.msg_iov = &iovecs_[i];
     h.msg_iovlen = 1;
     h.msg_control = control_.data() + i * kControlSpace;
@@ -98,7 +100,9 @@ unsigned Receiver::receive_batch() {
       continue;
     }
     const std::size_t lane =
-        route_key_ == nullptr ? 0 : route_key_(pool_.data(slot), size) % lanes_.size();
+        route_key_ == nullptr
+            ? 0
+            : route_key_(PacketView{pool_.data(slot), size, &pool_.source(slot)}) % lanes_.size();
     staged_[lane].push_back(PacketRef{slot, size});
     byte_count += size;
     ++accepted;

@@ -18,7 +18,7 @@ struct ReceiverConfig {
   std::uint32_t max_datagram = 9000;  // larger datagrams are truncated by the kernel: counted
 };
 
-using RouteKeyFn = std::uint32_t (*)(const std::uint8_t* data, std::uint32_t size);
+using RouteKeyFn = std::uint32_t (*)(const PacketView& packet) noexcept;
 
 class Receiver {
  public:

@@ -234,8 +234,8 @@ TEST(RouteKey, IsTheOutputQueueByte) {
   auto f = fields();
   f.output_queue = 9;
   const auto p = packet(f);
-  EXPECT_EQ(route_key(p.data(), static_cast<std::uint32_t>(p.size())), 9U);
-  EXPECT_EQ(route_key(p.data(), 8), 0U);  // too short to hold it
+  EXPECT_EQ(route_key(PacketView{p.data(), static_cast<std::uint32_t>(p.size())}), 9U);
+  EXPECT_EQ(route_key(PacketView{p.data(), 8}), 0U);  // too short to hold it
 }
 
 }  // namespace

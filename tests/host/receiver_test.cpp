@@ -36,6 +36,14 @@ class Sender {
     }
   }
   ~Sender() { close(fd_); }
+  /// The port the kernel gave this sender (after its first send).
+  std::uint16_t local_port() const {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    return family_ == AF_INET ? ntohs(reinterpret_cast<sockaddr_in&>(a).sin_port)
+                              : ntohs(reinterpret_cast<sockaddr_in6&>(a).sin6_port);
+  }
   void send_seq(std::uint64_t seq, std::size_t size) {
     std::vector<std::uint8_t> buf(size, 0xab);
     std::memcpy(buf.data(), &seq, std::min(size, sizeof(seq)));
@@ -98,6 +106,39 @@ TEST(Receiver, Ipv6LoopbackWorks) {
   for (std::uint64_t i = 0; i < 10; ++i) tx.send_seq(i, 64);
   rig.receive_until(10);
   EXPECT_EQ(rig.counters.value("receive.packets"), 10u);
+}
+
+TEST(Receiver, TheSendersAddressAndPortTravelWithTheSlot) {
+  Rig rig4("127.0.0.1");
+  Sender tx4(AF_INET, rig4.socket.bound_port());
+  tx4.send_seq(0, 64);
+  rig4.receive_until(1);
+  std::array<PacketRef, 4> refs{};
+  ASSERT_EQ(rig4.lane.packets.pop_bulk(std::span(refs)), 1u);
+  const PacketSource& s4 = rig4.pool.source(refs[0].slot);
+  ASSERT_EQ(s4.family(), AF_INET);
+  EXPECT_EQ(ntohl(s4.v4.sin_addr.s_addr), INADDR_LOOPBACK);
+  EXPECT_EQ(s4.port(), tx4.local_port());
+
+  Rig rig6("::1");
+  Sender tx6(AF_INET6, rig6.socket.bound_port());
+  tx6.send_seq(0, 64);
+  rig6.receive_until(1);
+  ASSERT_EQ(rig6.lane.packets.pop_bulk(std::span(refs)), 1u);
+  const PacketSource& s6 = rig6.pool.source(refs[0].slot);
+  ASSERT_EQ(s6.family(), AF_INET6);
+  EXPECT_EQ(std::memcmp(&s6.v6.sin6_addr, &in6addr_loopback, sizeof(in6_addr)), 0);
+  EXPECT_EQ(s6.port(), tx6.local_port());
+  // Two senders are two flows.
+  Sender other(AF_INET6, rig6.socket.bound_port());
+  other.send_seq(1, 64);
+  rig6.receive_until(2);
+  ASSERT_EQ(rig6.lane.packets.pop_bulk(std::span(refs)), 1u);
+  const PacketSource& o6 = rig6.pool.source(refs[0].slot);
+  EXPECT_EQ(o6.port(), other.local_port());
+  EXPECT_NE(o6.flow_hash(), s6.flow_hash());
+  EXPECT_EQ(kUnknownSource.family(), AF_UNSPEC);
+  EXPECT_EQ(kUnknownSource.port(), 0);
 }
 
 TEST(Receiver, OversizeDatagramsAreCountedAsTruncatedAndNotPassedOn) {

@@ -171,7 +171,7 @@ TEST(MultibladePlugin, ExportsItsDescriptorAndRoutesByOutputQueue) {
   EXPECT_EQ(d->option_count, kOptionCount);
   ASSERT_NE(d->route_key, nullptr);
   const auto p = PacketBuilder(0, 7).build();
-  EXPECT_EQ(d->route_key(p.data(), static_cast<std::uint32_t>(p.size())), 7U);
+  EXPECT_EQ(d->route_key(PacketView{p.data(), static_cast<std::uint32_t>(p.size())}), 7U);
   dlclose(handle);
 }
 

@@ -13,6 +13,8 @@
 #include <memory>
 #include <new>
 
+#include "efu/plugin.h"
+
 namespace efu {
 
 /// What travels through a receive->processing ring: a slot and the datagram's length.
@@ -27,6 +29,7 @@ class PacketPool {
   PacketPool(std::size_t slots, std::size_t slot_size)
       : slots_(slots), stride_((slot_size + 63) / 64 * 64) {
     storage_.reset(static_cast<std::uint8_t*>(::operator new[](slots_ * stride_, std::align_val_t{64})));
+    sources_ = std::make_unique<PacketSource[]>(slots_);
   }
 
   std::size_t slots() const noexcept { return slots_; }
@@ -35,6 +38,10 @@ class PacketPool {
   const std::uint8_t* data(std::uint32_t slot) const noexcept {
     return storage_.get() + slot * stride_;
   }
+  /// The sender of the datagram(s) in a slot: the receive backend writes it with the bytes (the
+  /// socket backend points recvmmsg's msg_name at it), the ring's release/acquire orders it.
+  PacketSource& source(std::uint32_t slot) noexcept { return sources_[slot]; }
+  const PacketSource& source(std::uint32_t slot) const noexcept { return sources_[slot]; }
 
  private:
   struct AlignedDelete {
@@ -43,6 +50,7 @@ class PacketPool {
   std::size_t slots_;
   std::size_t stride_;
   std::unique_ptr<std::uint8_t[], AlignedDelete> storage_;
+  std::unique_ptr<PacketSource[]> sources_;
 };
 
 }  // namespace efu

@@ -5,8 +5,12 @@
 // Pipeline per processing thread and calls it with batches of received packets.
 #pragma once
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "efu/counters.h"
@@ -16,13 +20,55 @@
 namespace efu {
 
 /// Bumped whenever anything in this header (or the headers it includes) changes layout.
-inline constexpr std::uint32_t kPluginAbiVersion = 1;
+/// v2: PacketView carries the sender (PacketSource); route_key takes the PacketView, noexcept.
+inline constexpr std::uint32_t kPluginAbiVersion = 2;
 
-/// One received datagram. `data` stays valid until process() returns. The host guarantees
-/// 1 <= size <= the configured maximum datagram size and that the datagram was not truncated.
+/// The sender of a datagram: its IPv4 or IPv6 address and UDP port, as the kernel reported it
+/// (recvmmsg's msg_name) or as the af_xdp backend parsed it from the frame. The family is
+/// AF_UNSPEC when the sender is unknown (e.g. a PacketView built by a test).
+struct PacketSource {
+  union {
+    sockaddr sa;
+    sockaddr_in v4;   // when family() == AF_INET
+    sockaddr_in6 v6;  // when family() == AF_INET6
+  };
+
+  sa_family_t family() const noexcept { return sa.sa_family; }
+  /// The UDP source port in host byte order (0 when unknown).
+  std::uint16_t port() const noexcept {
+    if (family() == AF_INET) return ntohs(v4.sin_port);
+    if (family() == AF_INET6) return ntohs(v6.sin6_port);
+    return 0;
+  }
+  /// A cheap hash of address and port, equal for every datagram of one flow: for route_key
+  /// functions that keep each sender on one processing thread.
+  std::uint32_t flow_hash() const noexcept {
+    std::uint32_t h = 0;
+    if (family() == AF_INET) {
+      std::memcpy(&h, &v4.sin_addr, sizeof h);
+    } else if (family() == AF_INET6) {
+      for (unsigned i = 0; i < 16; i += 4) {
+        std::uint32_t w = 0;
+        std::memcpy(&w, v6.sin6_addr.s6_addr + i, sizeof w);
+        h = (h ^ w) * 0x9E3779B1U;
+      }
+    }
+    h ^= port();
+    h *= 0x85EBCA6BU;  // mix, so flows that differ only in low bits spread over threads
+    return h ^ (h >> 15);
+  }
+};
+
+/// The sender of PacketViews whose sender is unknown (family AF_UNSPEC).
+inline const PacketSource kUnknownSource{};
+
+/// One received datagram. `data` and `source` stay valid until process() returns. The host
+/// guarantees 1 <= size <= the configured maximum datagram size, that the datagram was not
+/// truncated, and that `source` is never null.
 struct PacketView {
   const std::uint8_t* data;
   std::uint32_t size;
+  const PacketSource* source = &kUnknownSource;
 };
 
 using PacketBatch = std::span<const PacketView>;
@@ -72,8 +118,8 @@ struct PluginDescriptor {
   Pipeline* (*create)(const PipelineContext& context);
   /// Optional (may be null): the key that routes a packet to a processing thread
   /// (key % instances). Packets with the same key stay in order on one thread. Called by the
-  /// receiver for each packet, with size >= 1; it must be cheap and must not throw.
-  std::uint32_t (*route_key)(const std::uint8_t* data, std::uint32_t size);
+  /// receive thread for each packet, with size >= 1; it must be cheap and cannot throw.
+  std::uint32_t (*route_key)(const PacketView& packet) noexcept;
 };
 
 }  // namespace efu

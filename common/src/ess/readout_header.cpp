@@ -98,8 +98,8 @@ HeaderStatus HeaderParser::parse(const std::uint8_t* data, std::uint32_t size,
   return HeaderStatus::kData;
 }
 
-std::uint32_t route_key(const std::uint8_t* data, std::uint32_t size) noexcept {
-  return size > kOutputQueueOffset ? data[kOutputQueueOffset] : 0;
+std::uint32_t route_key(const PacketView& packet) noexcept {
+  return packet.size > kOutputQueueOffset ? packet.data[kOutputQueueOffset] : 0;
 }
 
 }  // namespace efu::ess

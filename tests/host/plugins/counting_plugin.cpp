@@ -47,7 +47,9 @@ class CountingPipeline final : public efu::Pipeline {
 };
 
 // Routes by the low byte of the sequence number, so several processing threads share the load.
-[[maybe_unused]] std::uint32_t route_by_low_byte(const std::uint8_t* data, std::uint32_t) { return data[0]; }
+[[maybe_unused]] std::uint32_t route_by_low_byte(const efu::PacketView& packet) noexcept {
+  return packet.data[0];
+}
 
 constexpr efu::OptionSpec kOptions[] = {
     {"counting-emit", efu::OptionType::kBool, "on", "Emit one event per packet"},

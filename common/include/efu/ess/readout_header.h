@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "efu/counters.h"
+#include "efu/plugin.h"
 
 namespace efu::ess {
 
@@ -72,6 +73,6 @@ class HeaderParser {
 /// A PluginDescriptor::route_key for ESS readout: the output queue byte, so every packet of one
 /// queue (and so every readout of one sequence stream) is processed in order by one thread.
 /// Packets too short to hold it get key 0; the parser rejects them later.
-std::uint32_t route_key(const std::uint8_t* data, std::uint32_t size) noexcept;
+std::uint32_t route_key(const PacketView& packet) noexcept;
 
 }  // namespace efu::ess
