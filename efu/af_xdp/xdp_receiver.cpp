@@ -1,5 +1,6 @@
 #include "af_xdp/xdp_receiver.h"
 
+#include <arpa/inet.h>
 #include <poll.h>
 
 #include <algorithm>
@@ -29,6 +30,22 @@ std::uint64_t steady_now_ns() noexcept {
 }
 }  // namespace
 
+PacketSource packet_source(const ParsedFrame& frame, unsigned ifindex) noexcept {
+  PacketSource s{};
+  if (frame.ip_version == 4) {
+    s.v4.sin_family = AF_INET;
+    s.v4.sin_port = htons(frame.source_port);
+    std::memcpy(&s.v4.sin_addr, frame.source_address.data(), 4);
+  } else if (frame.ip_version == 6) {
+    s.v6.sin6_family = AF_INET6;
+    s.v6.sin6_port = htons(frame.source_port);
+    std::memcpy(s.v6.sin6_addr.s6_addr, frame.source_address.data(), 16);
+    // As the kernel reports it to a socket: a link-local sender is scoped to its interface.
+    if (IN6_IS_ADDR_LINKLOCAL(&s.v6.sin6_addr)) s.v6.sin6_scope_id = ifindex;
+  }
+  return s;
+}
+
 XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, PacketPool& pool,
                          std::vector<Lane*> lanes, RouteKeyFn route_key, CounterRegistry& counters)
     : socket_(socket),
@@ -38,6 +55,7 @@ XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, Pac
       route_key_(lanes_.size() > 1 ? route_key : nullptr),
       filter_(socket.filter()),
       umem_(socket.umem()),
+      ifindex_(socket.ifindex()),
       frame_mask_(~static_cast<std::uint64_t>(XdpSocket::kFrameSize - 1)),
       staged_(lanes_.size()),
       packets_(counters.counter("receive.packets")),
@@ -114,8 +132,12 @@ void XdpReceiver::take_frame(std::uint32_t first, std::uint32_t descs) {
     return;
   }
   free_slots_.pop_back();
+  PacketSource& source = pool_.source(slot);
+  source = packet_source(f, ifindex_);
   const std::size_t lane =
-      route_key_ == nullptr ? 0 : route_key_(payload.data(), f.payload_size) % lanes_.size();
+      route_key_ == nullptr
+          ? 0
+          : route_key_(PacketView{payload.data(), f.payload_size, &source}) % lanes_.size();
   staged_[lane].push_back(PacketRef{slot, f.payload_size});
   packets_.add();
   bytes_.add(f.payload_size);

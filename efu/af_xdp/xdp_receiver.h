@@ -20,6 +20,7 @@
 #include "data_path.h"
 #include "efu/counters.h"
 #include "efu/packet_pool.h"
+#include "efu/plugin.h"
 #include "receiver.h"
 
 namespace efu::xdp {
@@ -30,6 +31,10 @@ struct XdpReceiverConfig {
   bool verify_checksums = false;      // IPv4 header and UDP checksums
   int idle_wait_ms = 100;             // poll() timeout when the rx ring is empty
 };
+
+/// The sender of a parsed frame as the socket backend reports it (recvmmsg's msg_name): family,
+/// address and port; a link-local IPv6 sender is scoped to `ifindex`.
+PacketSource packet_source(const ParsedFrame& frame, unsigned ifindex) noexcept;
 
 class XdpReceiver {
  public:
@@ -64,6 +69,7 @@ class XdpReceiver {
   RouteKeyFn route_key_;
   FrameFilter filter_;
   std::uint8_t* umem_;
+  unsigned ifindex_;
   std::uint64_t frame_mask_;
 
   std::vector<std::uint32_t> free_slots_;       // a stack; the receiver owns it

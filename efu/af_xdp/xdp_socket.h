@@ -54,6 +54,7 @@ class XdpSocket {
   XdpSocket& operator=(const XdpSocket&) = delete;
 
   int fd() const noexcept { return fd_; }
+  unsigned ifindex() const noexcept { return static_cast<unsigned>(ifindex_); }
   std::uint8_t* umem() const noexcept { return umem_area_; }
   unsigned frames() const noexcept { return frames_; }
   bool zero_copy() const noexcept { return zero_copy_; }
