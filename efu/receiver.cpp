@@ -7,6 +7,8 @@
 #include <span>
 #include <thread>
 
+#include "lane_dispatch.h"
+
 namespace efu {
 namespace {
 constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(std::uint32_t));
@@ -37,15 +39,7 @@ Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool,
   for (auto& s : staged_) s.reserve(config.batch_size);
 }
 
-void Receiver::reclaim_slots() {
-  for (Lane* lane : lanes_) {
-    std::uint32_t back[256];
-    std::size_t n = 0;
-    while ((n = lane->returned.pop_bulk(std::span(back))) != 0) {
-      free_slots_.insert(free_slots_.end(), back, back + n);  // capacity reserved: no allocation
-    }
-  }
-}
+void Receiver::reclaim_slots() { reclaim_returned_slots(lanes_, free_slots_); }
 
 unsigned Receiver::receive_batch() {
   reclaim_slots();
@@ -116,16 +110,7 @@ unsigned Receiver::receive_batch() {
   packets_.add(accepted);
   bytes_.add(byte_count);
 
-  for (std::size_t l = 0; l < lanes_.size(); ++l) {
-    std::vector<PacketRef>& staged = staged_[l];
-    if (staged.empty()) continue;
-    const std::size_t pushed = lanes_[l]->packets.push_bulk(std::span<const PacketRef>(staged));
-    if (pushed < staged.size()) {
-      dropped_ring_full_.add(staged.size() - pushed);
-      for (std::size_t i = pushed; i < staged.size(); ++i) free_slots_.push_back(staged[i].slot);
-    }
-    staged.clear();
-  }
+  push_staged(lanes_, staged_, free_slots_, dropped_ring_full_);
   return static_cast<unsigned>(n);
 }
 

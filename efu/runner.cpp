@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "af_xdp/xdp_receiver.h"
+#include "af_xdp/xdp_socket.h"
 #include "data_path.h"
 #include "efu/errors.h"
 #include "efu/outputs.h"
@@ -43,6 +46,9 @@ namespace {
 struct HostSettings {
   UdpSocketConfig socket;
   ReceiverConfig receiver;
+  bool af_xdp = false;  // --receive-backend af_xdp
+  xdp::XdpSocketConfig xdp;
+  xdp::XdpReceiverConfig xdp_receiver;
   unsigned threads = 1;
   std::size_t ring_size = 4096;
   CpuPlan cpu;
@@ -62,6 +68,22 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.receiver.batch_size = static_cast<unsigned>(v.get_int("batch-size", 1, 1024));
   s.receiver.max_datagram = static_cast<std::uint32_t>(v.get_int("max-datagram", 1, 65535));
   s.ring_size = static_cast<std::size_t>(v.get_int("ring-size", 2, 1 << 20));
+  const std::string backend = v.get_string("receive-backend");
+  if (backend != "socket" && backend != "af_xdp") {
+    throw ConfigError("--receive-backend: '" + backend +
+                      "' is not a backend; expected socket or af_xdp");
+  }
+  s.af_xdp = backend == "af_xdp";
+  s.xdp.interface = v.get_string("interface");
+  s.xdp.queue = static_cast<unsigned>(v.get_int("queue", 0, 255));
+  s.xdp.attach = xdp::parse_attach_mode(v.get_string("xdp-mode"));
+  s.xdp.bind = xdp::parse_bind_mode(v.get_string("xdp-bind-mode"));
+  s.xdp.frames = static_cast<unsigned>(v.get_int("xdp-frames", 64, 1 << 20));
+  s.xdp.port = s.socket.port;
+  s.xdp.bind_address = s.socket.bind_address;
+  s.xdp_receiver.batch_size = s.receiver.batch_size;
+  s.xdp_receiver.max_datagram = s.receiver.max_datagram;
+  s.xdp_receiver.verify_checksums = v.get_bool("verify-checksums");
   s.cpu = parse_cpu_plan(v.get_string("cpu"));
   s.threads = static_cast<unsigned>(v.get_int("processing-threads", 1, 64));
   if (!s.cpu.proc.empty()) {
@@ -196,9 +218,13 @@ void print_final(const CounterRegistry& counters, std::uint64_t undelivered) {
   for (const CounterSample& c : counters.sample()) {
     std::printf("  %-44s %llu\n", c.name.c_str(), static_cast<unsigned long long>(c.value));
   }
-  const std::uint64_t lost = counters.value("receive.dropped.kernel") +
-                             counters.value("receive.dropped.ring_full") +
-                             counters.value("receive.truncated");
+  std::uint64_t lost = counters.value("receive.dropped.kernel") +
+                       counters.value("receive.dropped.ring_full") +
+                       counters.value("receive.truncated") +
+                       counters.value("receive.xdp.dropped.no_socket");
+  for (const CounterSample& c : counters.sample()) {
+    if (c.name.rfind("receive.xdp.errors.", 0) == 0) lost += c.value;  // af_xdp: unusable frames
+  }
   std::printf(
       "efu: summary: packets received %llu, processed %llu, lost %llu; events %llu; "
       "undelivered kafka messages %llu\n",
@@ -280,7 +306,14 @@ int run(int argc, const char* const* argv) {
     }
   }
 
-  UdpSocket socket(settings.socket);
+  // The receive backend: a UDP socket (recvmmsg) or an AF_XDP socket with efu's XDP program.
+  std::optional<UdpSocket> socket;
+  std::unique_ptr<xdp::XdpSocket> xdp_socket;
+  if (settings.af_xdp) {
+    xdp_socket = std::make_unique<xdp::XdpSocket>(settings.xdp);
+  } else {
+    socket.emplace(settings.socket);
+  }
   const unsigned process_batch = settings.receiver.batch_size;
   std::vector<std::unique_ptr<Lane>> lanes;
   const std::size_t ring_capacity = std::bit_ceil(settings.ring_size);
@@ -294,7 +327,14 @@ int run(int argc, const char* const* argv) {
   }
   spdlog::info("data path: {} processing thread(s), ring {} packets each, pool {} slots of {} B",
                settings.threads, ring_capacity, pool_slots, pool.slot_size());
-  Receiver receiver(socket.fd(), settings.receiver, pool, lane_ptrs, desc.route_key, counters);
+  std::optional<Receiver> receiver;
+  std::unique_ptr<xdp::XdpReceiver> xdp_receiver;
+  if (xdp_socket) {
+    xdp_receiver = std::make_unique<xdp::XdpReceiver>(*xdp_socket, settings.xdp_receiver, pool,
+                                                      lane_ptrs, desc.route_key, counters);
+  } else {
+    receiver.emplace(socket->fd(), settings.receiver, pool, lane_ptrs, desc.route_key, counters);
+  }
   std::vector<std::unique_ptr<Processor>> processors;
   ProcessorConfig pconf;
   pconf.batch_size = process_batch;
@@ -311,8 +351,7 @@ int run(int argc, const char* const* argv) {
   publisher.add_sink(&loss_warnings);
   if (StatsSink* status = outputs->status(); status != nullptr) publisher.add_sink(status);
   Counter& ring_fill = counters.gauge("receive.ring.fill");
-  Counter& rcvbuf = counters.gauge("receive.socket.rcvbuf_bytes");
-  rcvbuf.set(socket.granted_rcvbuf());
+  if (socket) counters.gauge("receive.socket.rcvbuf_bytes").set(socket->granted_rcvbuf());
   publisher.add_gauge_updater([&] {
     std::uint64_t fill = 0;
     for (const auto& lane : lanes) fill += lane->packets.size();
@@ -337,7 +376,11 @@ int run(int argc, const char* const* argv) {
   rx_thread.name = "efu-rx";
   rx_thread.thread = std::thread([&] {
     prepare_thread(rx_thread.name, settings.cpu.rx, rx_thread);
-    receiver.run(receiver_stop);
+    if (xdp_receiver) {
+      xdp_receiver->run(receiver_stop);
+    } else {
+      receiver->run(receiver_stop);
+    }
   });
   std::deque<DataThread> proc_threads(settings.threads);
   for (unsigned i = 0; i < settings.threads; ++i) {
