@@ -1,25 +1,42 @@
-// The receive -> process data path (design.md §1, §3): one Lane per processing thread.
+// The receive -> process data path (design.md §1, §3). Every receive thread owns a packet pool
+// and one Lane to each processing thread; every processing thread drains one Lane from each
+// receive thread. So each ring has one producer and one consumer, and the datagrams of one flow
+// (one receive thread, one route key) stay in order on one processing thread.
 #pragma once
 
 #include <cstdint>
 
 #include "efu/packet_pool.h"
 #include "efu/spsc_ring.h"
+#include "wakeup.h"
 
 namespace efu {
 
-/// One receiver -> processing-thread pair: packets go one way, freed slot indices come back.
-/// The return ring holds every slot of the pool, so a processing thread can always give a slot
-/// back without waiting.
+/// One receive-thread -> processing-thread pair: datagrams go one way, freed slot indices come
+/// back. The return ring holds every slot of the producer's pool, so a processing thread can
+/// always give a slot back without waiting.
 struct Lane {
-  Lane(std::size_t packet_capacity, std::size_t pool_slots)
-      : packets(packet_capacity), returned(pool_slots) {}
-  SpscRing<PacketRef> packets;          // receiver -> processor
-  SpscRing<std::uint32_t> returned;     // processor -> receiver
+  Lane(std::size_t packet_capacity, const PacketPool& producer_pool)
+      : packets(packet_capacity), returned(producer_pool.slots()), pool(&producer_pool) {}
+  SpscRing<PacketRef> packets;       // receive thread -> processing thread
+  SpscRing<std::uint32_t> returned;  // processing thread -> receive thread
+  const PacketPool* pool;            // the producer's pool: PacketRef::slot indexes it
+  Wakeup* wakeup = nullptr;          // the consumer's; the producer notifies it after a push
 };
 
-/// How many slots the pool needs so that the receiver always has a full batch of free slots:
-/// each lane can hold at most a full ring plus the batch its processor has popped.
+/// Gives up one datagram's hold on its slot; true if that was the last one, so the slot is
+/// free again. A slot with one datagram (segments == 1: the path without UDP GRO) costs one
+/// load. Acquire: the reads of whoever released a shared slot's other datagrams happen before
+/// the slot is reused.
+inline bool release_segment(const PacketPool& pool, std::uint32_t slot) noexcept {
+  std::atomic<std::uint32_t>& segments = pool.segments(slot);
+  return segments.load(std::memory_order_acquire) <= 1 ||
+         segments.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
+/// How many slots a receive thread's pool needs so that it always has a full batch of free
+/// slots: each of its lanes holds at most a full ring plus the batch its processor has popped,
+/// and every ring entry refers to at least one slot.
 inline std::size_t pool_slots_needed(std::size_t lanes, std::size_t ring_capacity,
                                      std::size_t receive_batch, std::size_t process_batch) {
   return lanes * (ring_capacity + process_batch) + receive_batch;

@@ -1,10 +1,11 @@
 #include "host_options.h"
 
-#include <CLI/CLI.hpp>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "efu/errors.h"
 
@@ -30,17 +31,27 @@ constexpr OptionSpec kHostOptions[] = {
     {"verify-checksums", OptionType::kBool, "off",
      "af_xdp: verify IPv4 header and UDP checksums; failures are counted and dropped"},
     {"cpu", OptionType::kString, "",
-     "Pin threads to cores: rx=N,proc=M[,M2...] (one proc core per processing thread)"},
+     "Pin threads to cores: rx=N[,N2...],proc=M[,M2...] (one core per receive thread and per "
+     "processing thread)"},
     {"processing-threads", OptionType::kInt, "1",
-     "Processing threads, each with its own ring and pipeline"},
+     "Processing threads, each with its own rings and pipeline"},
+    {"receive-threads", OptionType::kInt, "1",
+     "socket: receive threads, each with its own socket on the port (SO_REUSEPORT; the kernel "
+     "spreads flows by address)"},
+    {"gro", OptionType::kBool, "off",
+     "socket: UDP GRO, several datagrams of one flow per receive slot (pool slots grow to 64 KB)"},
+    {"drain-timeout", OptionType::kFloat, "1",
+     "Seconds to keep receiving what the socket holds at stop; the rest is counted, not lost"},
     {"batch-size", OptionType::kInt, "64", "Datagrams per recvmmsg() call"},
     {"rcvbuf", OptionType::kInt, "12000000", "SO_RCVBUF to request, in bytes"},
     {"max-datagram", OptionType::kInt, "9000",
      "Largest datagram accepted, in bytes; larger ones are counted as truncated"},
     {"ring-size", OptionType::kInt, "4096", "Packets each receive->processing ring holds"},
     {"stats-interval", OptionType::kFloat, "1", "Seconds between stats samples"},
-    {"stats-json", OptionType::kString, "", "Write the final counters to this file as JSON at exit"},
-    {"stop-after", OptionType::kFloat, "0", "Stop gracefully after this many seconds (0: run until signalled)"},
+    {"stats-json", OptionType::kString, "",
+     "Write the final counters to this file as JSON at exit"},
+    {"stop-after", OptionType::kFloat, "0",
+     "Stop gracefully after this many seconds (0: run until signalled)"},
     {"flush-timeout", OptionType::kFloat, "5", "Seconds to wait at stop for Kafka deliveries"},
     {"log-level", OptionType::kString, "info", "trace, debug, info, warn or error"},
     {"broker", OptionType::kString, "127.0.0.1:9092",
@@ -48,7 +59,8 @@ constexpr OptionSpec kHostOptions[] = {
     {"instrument", OptionType::kString, "efu", "Instrument name; the default topics start with it"},
     {"events-topic", OptionType::kString, "", "ev44 topic (default <instrument>_detector)"},
     {"status-topic", OptionType::kString, "", "x5f2 status topic (default <instrument>_status)"},
-    {"samples-topic", OptionType::kString, "", "ar51 raw-sample topic (default <instrument>_samples)"},
+    {"samples-topic", OptionType::kString, "",
+     "ar51 raw-sample topic (default <instrument>_samples)"},
     {"source-name", OptionType::kString, "", "ev44/ar51 source_name (default: the module name)"},
     {"kafka-config", OptionType::kString, "",
      "JSON file of librdkafka properties that override the defaults"},
@@ -111,14 +123,14 @@ nlohmann::json read_config(const std::string& path) {
     return j;
   } catch (const nlohmann::json::parse_error& e) {
     // e.what() is multi-word but one line; keep only the position part after the prefix.
-    throw ConfigError("--config: '" + path + "' is not valid JSON (byte " +
-                      std::to_string(e.byte) + "); expected a JSON object of option names");
+    throw ConfigError("--config: '" + path + "' is not valid JSON (byte " + std::to_string(e.byte) +
+                      "); expected a JSON object of option names");
   }
 }
 
 // The JSON value as option text, or throws naming the key.
-std::string json_to_text(const std::string& path, const std::string& key,
-                         const nlohmann::json& v, OptionType type) {
+std::string json_to_text(const std::string& path, const std::string& key, const nlohmann::json& v,
+                         OptionType type) {
   auto bad = [&] {
     return ConfigError("--config: '" + path + "': key '" + key + "' is " + json_type_name(v) +
                        "; expected " + json_expectation(type));
@@ -187,11 +199,16 @@ CommandLine scan_command_line(int argc, const char* const* argv) {
       if (i + 1 < argc) return argv[++i];
       throw ConfigError("--" + name + ": missing value; expected --" + name + " VALUE");
     };
-    if (arg == "-h" || name == "help") cl.help = true;
-    else if (name == "version") cl.version = true;
-    else if (name == "list-modules") cl.list_modules = true;
-    else if (name == "module") cl.module = value();
-    else if (name == "config") cl.config_file = value();
+    if (arg == "-h" || name == "help")
+      cl.help = true;
+    else if (name == "version")
+      cl.version = true;
+    else if (name == "list-modules")
+      cl.list_modules = true;
+    else if (name == "module")
+      cl.module = value();
+    else if (name == "config")
+      cl.config_file = value();
   }
   if (cl.module.empty() && !cl.config_file.empty()) {
     const nlohmann::json j = read_config(cl.config_file);
@@ -275,8 +292,10 @@ std::string help_text(const PluginDescriptor* plugin) {
   auto section = [&](std::span<const OptionSpec> specs) {
     for (const OptionSpec& s : specs) {
       std::string left = std::string("  --") + s.name + " " + type_name(s.type);
-      if (left.size() < 34) left.resize(34, ' ');
-      else left += "\n" + std::string(34, ' ');
+      if (left.size() < 34)
+        left.resize(34, ' ');
+      else
+        left += "\n" + std::string(34, ' ');
       out << left << s.help;
       if (*s.default_value != '\0') out << " [default: " << s.default_value << "]";
       out << "\n";

@@ -79,8 +79,8 @@ LoadedPlugin load_plugin(const std::string& name_or_path) {
       for (const LoadedPlugin& p : list_plugins().plugins) {
         known += (known.empty() ? "" : ", ") + std::string(p.descriptor->name);
       }
-      throw ConfigError("--module: no plugin '" + name_or_path + "' (" + file + ") in " +
-                        searched + "; expected one of: " + (known.empty() ? "(none found)" : known) +
+      throw ConfigError("--module: no plugin '" + name_or_path + "' (" + file + ") in " + searched +
+                        "; expected one of: " + (known.empty() ? "(none found)" : known) +
                         " (or set EFU_PLUGIN_PATH)");
     }
   }

@@ -1,11 +1,13 @@
 #include "processor.h"
 
-#include <spdlog/spdlog.h>
+#include "efu/errors.h"
 
 #include <chrono>
 #include <exception>
 #include <span>
 #include <thread>
+
+#include <spdlog/spdlog.h>
 
 namespace efu {
 namespace {
@@ -16,13 +18,13 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-// Waiting with nothing to do: spin briefly (lowest latency), yield a few times, then sleep.
-// The spin is kept short on purpose: on a machine with few cores a spinning processing thread
-// takes CPU from the receiver, and the receiver is what loses packets. A 50 us sleep is
-// harmless downstream of a ring that holds thousands of packets, and the next batch is larger.
-constexpr unsigned kSpinPolls = 64;
-constexpr unsigned kYieldPolls = 72;
-constexpr auto kIdleSleep = std::chrono::microseconds(50);
+// Waiting with nothing to do: after work, spin for a short while (lowest latency; at rates of
+// tens of kHz the next batch arrives within it, so the receive thread never has to wake this
+// one), yielding now and then so a receive thread sharing the core can run; then sleep on the
+// Wakeup until a receive thread pushes or the next tick is due. A sleep that ends with nothing
+// to do goes straight back to sleep, so an idle efu wakes only for its ticks.
+constexpr std::uint64_t kSpinNs = 100'000;
+constexpr unsigned kPollsPerYield = 64;
 
 }  // namespace
 
@@ -32,10 +34,9 @@ std::uint64_t steady_now_ns() noexcept {
                                         .count());
 }
 
-Processor::Processor(Lane& lane, const PacketPool& pool, Pipeline& pipeline, EventOutput& events,
+Processor::Processor(std::vector<Lane*> lanes, Pipeline& pipeline, EventOutput& events,
                      RawOutput* raw, const ProcessorConfig& config, CounterRegistry& counters)
-    : lane_(lane),
-      pool_(pool),
+    : lanes_(std::move(lanes)),
       pipeline_(pipeline),
       events_(events),
       raw_(config.raw_sample_every == 0 ? nullptr : raw),
@@ -48,19 +49,37 @@ Processor::Processor(Lane& lane, const PacketPool& pool, Pipeline& pipeline, Eve
       batches_(counters.counter("process.batches")),
       exceptions_(counters.counter("process.errors.exception")),
       raw_samples_(counters.counter("process.raw_samples")),
-      idle_ns_(counters.counter("process.idle_ns")) {}
+      idle_ns_(counters.counter("process.idle_ns")),
+      sleeps_(counters.counter("process.sleeps")) {
+  for (Lane* lane : lanes_) lane->wakeup = &wakeup_;
+}
+
+bool Processor::lanes_empty() const noexcept {
+  for (const Lane* lane : lanes_) {
+    if (!lane->packets.empty()) return false;
+  }
+  return true;
+}
 
 std::size_t Processor::process_batch() {
-  const std::size_t n = lane_.packets.pop_bulk(std::span(refs_));
+  std::size_t n = 0;
+  Lane* lane = nullptr;
+  for (std::size_t tried = 0; tried < lanes_.size() && n == 0; ++tried) {
+    lane = lanes_[next_lane_];
+    next_lane_ = next_lane_ + 1 == lanes_.size() ? 0 : next_lane_ + 1;
+    n = lane->packets.pop_bulk(std::span(refs_));
+  }
   if (n == 0) return 0;
+  const PacketPool& pool = *lane->pool;
   for (std::size_t i = 0; i < n; ++i) {
-    views_[i] = PacketView{pool_.data(refs_[i].slot), refs_[i].size, &pool_.source(refs_[i].slot)};
-    slots_[i] = refs_[i].slot;
+    const PacketRef& r = refs_[i];
+    views_[i] = PacketView{pool.data(r.slot) + r.offset, r.size, &pool.source(r.slot)};
   }
   try {
     pipeline_.process(PacketBatch(views_.data(), n));
-  } catch (const std::exception&) {
-    // A pipeline must not throw; if one does, the batch is counted and efu keeps running.
+  } catch (...) {
+    // A pipeline must not throw; if one does (whatever it throws), the batch is counted and
+    // efu keeps running. No log line here: the loss warning reports the counter.
     exceptions_.add();
   }
   if (raw_ != nullptr) {
@@ -72,8 +91,13 @@ std::size_t Processor::process_batch() {
       }
     }
   }
-  // The return ring holds the whole pool, so this push always takes everything.
-  lane_.returned.push_bulk(std::span<const std::uint32_t>(slots_.data(), n));
+  // A slot goes back once its last datagram is done (with UDP GRO several share one). The
+  // return ring holds the whole pool, so this push always takes everything.
+  std::size_t freed = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (release_segment(pool, refs_[i].slot)) slots_[freed++] = refs_[i].slot;
+  }
+  lane->returned.push_bulk(std::span<const std::uint32_t>(slots_.data(), freed));
   packets_.add(n);
   batches_.add();
   return n;
@@ -84,7 +108,7 @@ void Processor::maybe_tick(std::uint64_t now_ns) {
   next_tick_ns_ = now_ns + config_.tick_interval_ns;
   try {
     pipeline_.tick(now_ns);
-  } catch (const std::exception&) {
+  } catch (...) {
     exceptions_.add();
   }
   events_.tick(now_ns);
@@ -93,6 +117,7 @@ void Processor::maybe_tick(std::uint64_t now_ns) {
 void Processor::run(const std::atomic<bool>& input_done) {
   unsigned empty_polls = 0;
   std::uint64_t idle_since = 0;
+  std::uint64_t spin_until = 0;  // after work: spin until then before sleeping
   for (;;) {
     const std::uint64_t now = steady_now_ns();
     maybe_tick(now);
@@ -101,25 +126,35 @@ void Processor::run(const std::atomic<bool>& input_done) {
         idle_ns_.add(now - idle_since);
         empty_polls = 0;
       }
+      spin_until = 0;
       continue;
     }
-    // input_done is set after the receiver's last push, so an empty lane seen after it is final.
-    if (input_done.load(std::memory_order_acquire) && lane_.packets.empty()) break;
-    if (empty_polls++ == 0) idle_since = now;
-    if (empty_polls < kSpinPolls) {
-      cpu_relax();
-    } else if (empty_polls < kYieldPolls) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(kIdleSleep);
+    // input_done is set after the receive threads' last push, so empty lanes seen after it are
+    // final.
+    if (input_done.load(std::memory_order_acquire) && lanes_empty()) break;
+    if (empty_polls++ == 0) {
+      idle_since = now;
+      if (spin_until == 0) spin_until = now + kSpinNs;
     }
+    if (now < spin_until) {
+      if (empty_polls % kPollsPerYield == 0) {
+        std::this_thread::yield();
+      } else {
+        cpu_relax();
+      }
+      continue;
+    }
+    const std::uint64_t until_tick = next_tick_ns_ > now ? next_tick_ns_ - now : 0;
+    sleeps_.add();
+    wakeup_.sleep(until_tick,
+                  [&] { return !lanes_empty() || input_done.load(std::memory_order_acquire); });
   }
   if (empty_polls != 0) idle_ns_.add(steady_now_ns() - idle_since);
   try {
     pipeline_.flush();
-  } catch (const std::exception& e) {
+  } catch (...) {
     exceptions_.add();
-    spdlog::error("pipeline flush failed: {}", e.what());
+    spdlog::error("pipeline flush failed: {}", current_exception_text());
   }
   events_.flush();
 }

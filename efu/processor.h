@@ -1,4 +1,4 @@
-// A processing thread's loop: drain its lane, call the plugin pipeline, give the slots back.
+// A processing thread's loop: drain its lanes, call the plugin pipeline, give the slots back.
 // The only processing loop in efu: plugins provide stages, never loops (design.md §1).
 #pragma once
 
@@ -9,6 +9,7 @@
 #include "data_path.h"
 #include "efu/outputs.h"
 #include "efu/plugin.h"
+#include "wakeup.h"
 
 namespace efu {
 
@@ -20,27 +21,35 @@ struct ProcessorConfig {
 
 class Processor {
  public:
-  Processor(Lane& lane, const PacketPool& pool, Pipeline& pipeline, EventOutput& events,
-            RawOutput* raw, const ProcessorConfig& config, CounterRegistry& counters);
+  /// `lanes`: one from each receive thread. Sets each lane's wakeup to this processor's.
+  Processor(std::vector<Lane*> lanes, Pipeline& pipeline, EventOutput& events, RawOutput* raw,
+            const ProcessorConfig& config, CounterRegistry& counters);
 
-  /// Pops up to one batch, runs the pipeline on it and returns the slots. Returns the number of
-  /// packets processed (0 if the lane was empty).
+  /// Pops up to one batch from the next non-empty lane (round robin), runs the pipeline on it
+  /// and gives the slots back. Returns the number of packets processed (0: every lane empty).
   std::size_t process_batch();
 
   /// Time-based work: Pipeline::tick() and EventOutput::tick(), at most every tick interval.
   void maybe_tick(std::uint64_t now_ns);
 
-  /// Loops until `input_done` is set (the receiver has stopped) and the lane is empty, then
-  /// lets the pipeline and the event output flush.
+  /// Loops until `input_done` is set (every receive thread has stopped) and the lanes are
+  /// empty, then lets the pipeline and the event output flush. With nothing to do it spins
+  /// briefly, then sleeps until a receive thread wakes it or the next tick is due.
   void run(const std::atomic<bool>& input_done);
 
+  /// The receive threads notify this after pushing (Lane::wakeup); the runner after input_done.
+  Wakeup& wakeup() noexcept { return wakeup_; }
+
  private:
-  Lane& lane_;
-  const PacketPool& pool_;
+  bool lanes_empty() const noexcept;
+
+  std::vector<Lane*> lanes_;
+  std::size_t next_lane_ = 0;
   Pipeline& pipeline_;
   EventOutput& events_;
   RawOutput* raw_;
   ProcessorConfig config_;
+  Wakeup wakeup_;
 
   std::vector<PacketRef> refs_;
   std::vector<PacketView> views_;
@@ -53,6 +62,7 @@ class Processor {
   Counter& exceptions_;
   Counter& raw_samples_;
   Counter& idle_ns_;
+  Counter& sleeps_;
 };
 
 /// Nanoseconds of CLOCK_MONOTONIC (std::chrono::steady_clock): the time base of tick().

@@ -1,5 +1,7 @@
 #include "receiver.h"
 
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -7,57 +9,77 @@
 #include <span>
 #include <thread>
 
-#include "lane_dispatch.h"
+#include "processor.h"
+#include "udp_socket.h"
 
 namespace efu {
 namespace {
-constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(std::uint32_t));
-}
+// Per message: the cumulative drop count (SO_RXQ_OVFL, u32) and the GRO segment size (int).
+constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(std::uint32_t)) + CMSG_SPACE(sizeof(int));
+// At stop, what the drain could not take is read and discarded, bounded in count.
+constexpr std::uint64_t kMaxDiscardAtStop = 10'000'000;
+}  // namespace
 
-Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool,
-                   std::vector<Lane*> lanes, RouteKeyFn route_key, CounterRegistry& counters)
+Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::vector<Lane*> lanes,
+                   RouteKeyFn route_key, CounterRegistry& counters)
     : fd_(fd),
       config_(config),
-      pool_(pool),
-      lanes_(std::move(lanes)),
-      route_key_(lanes_.size() > 1 ? route_key : nullptr),
+      slot_size_(static_cast<std::uint32_t>(
+          std::min<std::size_t>(receive_slot_size(config), pool.slot_size()))),
       messages_(config.batch_size),
       iovecs_(config.batch_size),
       control_(config.batch_size * kControlSpace),
       batch_slots_(config.batch_size),
-      staged_(lanes_.size()),
       packets_(counters.counter("receive.packets")),
       bytes_(counters.counter("receive.bytes")),
       truncated_(counters.counter("receive.truncated")),
       empty_(counters.counter("receive.dropped.empty")),
       dropped_kernel_(counters.counter("receive.dropped.kernel")),
       dropped_ring_full_(counters.counter("receive.dropped.ring_full")),
+      dropped_at_stop_(counters.counter("receive.dropped.at_stop")),
       no_free_slot_(counters.counter("receive.stalled.no_free_slot")),
-      errors_(counters.counter("receive.errors")) {
-  free_slots_.reserve(pool_.slots());
-  for (std::size_t i = pool_.slots(); i-- > 0;) free_slots_.push_back(static_cast<std::uint32_t>(i));
-  for (auto& s : staged_) s.reserve(config.batch_size);
+      errors_(counters.counter("receive.errors")),
+      gro_buffers_(counters.counter("receive.gro.buffers")),
+      dispatch_(pool, std::move(lanes), route_key,
+                std::size_t{config.batch_size} * (config.gro ? kMaxGroSegments : 1),
+                dropped_ring_full_) {}
+
+void Receiver::handle_kernel_drops(const msghdr& h, std::uint32_t& gro_size) noexcept {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(const_cast<msghdr*>(&h), c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+      std::uint32_t drops = 0;
+      std::memcpy(&drops, CMSG_DATA(c), sizeof(drops));
+      // A cumulative per-socket count: add what is new since the last datagram that had it.
+      if (drops != kernel_drops_seen_) {
+        dropped_kernel_.add(static_cast<std::uint32_t>(drops - kernel_drops_seen_));
+        kernel_drops_seen_ = drops;
+      }
+    } else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+      int size = 0;
+      std::memcpy(&size, CMSG_DATA(c), sizeof(size));
+      gro_size = size > 0 ? static_cast<std::uint32_t>(size) : 0;
+    }
+  }
 }
 
-void Receiver::reclaim_slots() { reclaim_returned_slots(lanes_, free_slots_); }
-
-unsigned Receiver::receive_batch() {
-  reclaim_slots();
-  const unsigned want = static_cast<unsigned>(
-      std::min<std::size_t>(config_.batch_size, free_slots_.size()));
+int Receiver::receive_batch(bool dont_wait) {
+  dispatch_.reclaim();
+  const unsigned want =
+      static_cast<unsigned>(std::min<std::size_t>(config_.batch_size, dispatch_.free_slots()));
   if (want == 0) {
     // Cannot happen with a pool sized by pool_slots_needed(); counted in case it ever does.
     no_free_slot_.add();
     std::this_thread::yield();
     return 0;
   }
+  PacketPool& pool = dispatch_.pool();
   for (unsigned i = 0; i < want; ++i) {
-    const std::uint32_t slot = free_slots_[free_slots_.size() - 1 - i];
+    const std::uint32_t slot = dispatch_.peek_free(i);
     batch_slots_[i] = slot;
-    iovecs_[i] = iovec{pool_.data(slot), config_.max_datagram};
+    iovecs_[i] = iovec{pool.data(slot), slot_size_};
     msghdr& h = messages_[i].msg_hdr;
     h = msghdr{};
-    h.msg_name = &pool_.source(slot).v6;  // the kernel writes the sender here: no extra copy
+    h.msg_name = &pool.source(slot).v6;  // the kernel writes the sender here: no extra copy
     h.msg_namelen = sizeof(sockaddr_in6);
     h.msg_iov = &iovecs_[i];
     h.msg_iovlen = 1;
@@ -65,57 +87,104 @@ unsigned Receiver::receive_batch() {
     h.msg_controllen = kControlSpace;
     messages_[i].msg_len = 0;
   }
-  const int n = recvmmsg(fd_, messages_.data(), want, MSG_WAITFORONE, nullptr);
+  const int n =
+      recvmmsg(fd_, messages_.data(), want, dont_wait ? MSG_DONTWAIT : MSG_WAITFORONE, nullptr);
   if (n <= 0) {
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) errors_.add();
-    return 0;
+    return n < 0 && dont_wait && (errno == EAGAIN || errno == EWOULDBLOCK) ? -1 : 0;
   }
-  free_slots_.resize(free_slots_.size() - static_cast<std::size_t>(n));  // shrink: no allocation
 
   std::uint64_t byte_count = 0;
-  unsigned accepted = 0;
+  std::uint64_t datagrams = 0;
   for (int i = 0; i < n; ++i) {
+    const std::uint32_t slot = dispatch_.take();  // the slots recvmmsg filled, in order
     const msghdr& h = messages_[i].msg_hdr;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(const_cast<msghdr*>(&h), c)) {
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-        std::uint32_t drops = 0;
-        std::memcpy(&drops, CMSG_DATA(c), sizeof(drops));
-        // A cumulative per-socket count: add what is new since the last datagram that had it.
-        if (drops != kernel_drops_seen_) {
-          dropped_kernel_.add(static_cast<std::uint32_t>(drops - kernel_drops_seen_));
-          kernel_drops_seen_ = drops;
-        }
-      }
-    }
-    const std::uint32_t slot = batch_slots_[i];
+    std::uint32_t gro_size = 0;
+    handle_kernel_drops(h, gro_size);
     const std::uint32_t size = messages_[i].msg_len;
     if ((h.msg_flags & MSG_TRUNC) != 0) {
       truncated_.add();
-      free_slots_.push_back(slot);
+      dispatch_.give_back(slot);
       continue;
     }
     if (size == 0) {
       empty_.add();
-      free_slots_.push_back(slot);
+      dispatch_.give_back(slot);
       continue;
     }
-    const std::size_t lane =
-        route_key_ == nullptr
-            ? 0
-            : route_key_(PacketView{pool_.data(slot), size, &pool_.source(slot)}) % lanes_.size();
-    staged_[lane].push_back(PacketRef{slot, size});
+    if (gro_size != 0 && size > gro_size) {
+      // A coalesced buffer: datagrams of gro_size bytes, the last one possibly shorter.
+      const std::uint32_t segments = (size + gro_size - 1) / gro_size;
+      if (gro_size > config_.max_datagram) {  // what the plain path would have truncated
+        truncated_.add(segments);
+        dispatch_.give_back(slot);
+        continue;
+      }
+      gro_buffers_.add();
+      dispatch_.begin_segments(slot, segments);
+      for (std::uint32_t offset = 0; offset < size; offset += gro_size) {
+        dispatch_.stage(slot, offset, std::min(gro_size, size - offset));
+      }
+      datagrams += segments;
+      byte_count += size;
+      continue;
+    }
+    if (size > config_.max_datagram) {  // only with GRO's larger slots
+      truncated_.add();
+      dispatch_.give_back(slot);
+      continue;
+    }
+    dispatch_.stage_single(slot, size);
+    ++datagrams;
     byte_count += size;
-    ++accepted;
   }
-  packets_.add(accepted);
+  packets_.add(datagrams);
   bytes_.add(byte_count);
-
-  push_staged(lanes_, staged_, free_slots_, dropped_ring_full_);
-  return static_cast<unsigned>(n);
+  dispatch_.push();
+  return n;
 }
 
 void Receiver::run(const std::atomic<bool>& stop) {
   while (!stop.load(std::memory_order_relaxed)) receive_batch();
+  finish();
+}
+
+std::uint64_t Receiver::discard_remaining() noexcept {
+  // Read and count what is left, into one small scratch buffer (MSG_TRUNC: the datagram is
+  // consumed whatever its size).
+  std::uint8_t scratch[64];
+  std::vector<mmsghdr>& m = messages_;
+  for (unsigned i = 0; i < m.size(); ++i) {
+    iovecs_[i] = iovec{scratch, sizeof scratch};
+    m[i].msg_hdr = msghdr{};
+    m[i].msg_hdr.msg_iov = &iovecs_[i];
+    m[i].msg_hdr.msg_iovlen = 1;
+  }
+  std::uint64_t discarded = 0;
+  while (discarded < kMaxDiscardAtStop) {
+    const int n =
+        recvmmsg(fd_, m.data(), static_cast<unsigned>(m.size()), MSG_DONTWAIT | MSG_TRUNC, nullptr);
+    if (n <= 0) break;
+    discarded += static_cast<std::uint64_t>(n);
+  }
+  return discarded;
+}
+
+void Receiver::finish() {
+  // Keep receiving (and processing: the processing threads still run) what the socket holds.
+  const std::uint64_t deadline = steady_now_ns() + config_.drain_timeout_ns;
+  while (steady_now_ns() < deadline) {
+    if (receive_batch(true) < 0) break;  // the socket is empty
+  }
+  dropped_at_stop_.add(discard_remaining());
+  // Drops after the last datagram that carried SO_RXQ_OVFL are only in the kernel's count.
+  const std::int64_t total = socket_kernel_drops(fd_);
+  if (total >= 0) {
+    const auto unreported =
+        static_cast<std::uint32_t>(static_cast<std::uint32_t>(total) - kernel_drops_seen_);
+    dropped_kernel_.add(unreported);
+    kernel_drops_seen_ = static_cast<std::uint32_t>(total);
+  }
 }
 
 }  // namespace efu

@@ -1,4 +1,6 @@
-// The receiver: recvmmsg() into preallocated slots, route each packet to a lane (design.md §1).
+// The socket receive backend: recvmmsg() into preallocated slots, optionally with UDP GRO (one
+// slot then holds several datagrams of one flow, split into views without copying), and the
+// datagrams routed to the lanes (design.md §1).
 #pragma once
 
 #include <sys/socket.h>
@@ -10,45 +12,74 @@
 #include "data_path.h"
 #include "efu/counters.h"
 #include "efu/packet_pool.h"
+#include "lane_dispatch.h"
 
 namespace efu {
 
 struct ReceiverConfig {
-  unsigned batch_size = 64;          // datagrams per recvmmsg()
-  std::uint32_t max_datagram = 9000;  // larger datagrams are truncated by the kernel: counted
+  unsigned batch_size = 64;           // recvmmsg() messages per call
+  std::uint32_t max_datagram = 9000;  // larger datagrams are counted as truncated, never passed on
+  bool gro = false;                   // the socket has UDP_GRO: slots hold coalesced buffers
+  std::uint64_t drain_timeout_ns = 1'000'000'000;  // at stop: how long to keep receiving
 };
 
-using RouteKeyFn = std::uint32_t (*)(const PacketView& packet) noexcept;
+/// With UDP GRO a coalesced buffer is at most 64 KB; a slot must hold a whole one. The kernel
+/// coalesces at most 64 datagrams into one (UDP_GRO_CNT_MAX), which sizes the staging.
+inline constexpr std::uint32_t kGroSlotSize = 65535;
+inline constexpr std::uint32_t kMaxGroSegments = 64;
+
+/// The slot size a receive thread's pool needs.
+inline std::uint32_t receive_slot_size(const ReceiverConfig& c) noexcept {
+  return c.gro ? kGroSlotSize : c.max_datagram;
+}
+
+/// One receive thread's own share of the summed receive.* counters.
+struct ReceiverCounters {
+  std::uint64_t packets;
+  std::uint64_t bytes;
+  std::uint64_t dropped_kernel;
+  std::uint64_t dropped_ring_full;
+};
 
 class Receiver {
  public:
-  /// All buffers are allocated here; receive_batch() allocates nothing.
+  /// All buffers are allocated here; receive_batch() allocates nothing. Several receivers
+  /// register the same counter names; the published values are their sums.
   Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::vector<Lane*> lanes,
            RouteKeyFn route_key, CounterRegistry& counters);
 
   /// One iteration: take back freed slots, one recvmmsg() (blocks up to the socket's receive
-  /// timeout for the first datagram), route the datagrams to their lanes. Returns how many
-  /// datagrams were received. Never blocks on a full ring: that packet is dropped and counted.
-  unsigned receive_batch();
+  /// timeout for the first datagram, or not at all with `dont_wait`), route the datagrams to
+  /// their lanes. Returns how many messages recvmmsg gave (-1: the socket had nothing and
+  /// dont_wait was set). Never blocks on a full ring: that datagram is dropped and counted.
+  int receive_batch(bool dont_wait = false);
 
-  /// Calls receive_batch() until `stop` is set.
+  /// Receives until `stop` is set, then finish().
   void run(const std::atomic<bool>& stop);
 
+  /// This receiver's own counter values (any thread may read them).
+  ReceiverCounters own_counters() const noexcept {
+    return ReceiverCounters{packets_.get(), bytes_.get(), dropped_kernel_.get(),
+                            dropped_ring_full_.get()};
+  }
+
+  /// At stop: receives what is still in the socket buffer (for up to the drain timeout), counts
+  /// whatever is left after that as receive.dropped.at_stop, and adds the kernel's drops that no
+  /// datagram reported (from /proc/net/udp), so the final counts are complete.
+  void finish();
+
  private:
-  void reclaim_slots();
+  void handle_kernel_drops(const msghdr& h, std::uint32_t& gro_size) noexcept;
+  std::uint64_t discard_remaining() noexcept;
 
   int fd_;
   ReceiverConfig config_;
-  PacketPool& pool_;
-  std::vector<Lane*> lanes_;
-  RouteKeyFn route_key_;
+  std::uint32_t slot_size_;
 
-  std::vector<std::uint32_t> free_slots_;           // a stack; the receiver owns it
   std::vector<mmsghdr> messages_;
   std::vector<iovec> iovecs_;
-  std::vector<std::uint8_t> control_;               // one SO_RXQ_OVFL cmsg per message
-  std::vector<std::uint32_t> batch_slots_;          // slot of message i
-  std::vector<std::vector<PacketRef>> staged_;      // per lane, this batch's packets
+  std::vector<std::uint8_t> control_;       // per message: SO_RXQ_OVFL and UDP_GRO cmsgs
+  std::vector<std::uint32_t> batch_slots_;  // slot of message i
   std::uint32_t kernel_drops_seen_ = 0;
 
   Counter& packets_;
@@ -57,8 +88,11 @@ class Receiver {
   Counter& empty_;
   Counter& dropped_kernel_;
   Counter& dropped_ring_full_;
+  Counter& dropped_at_stop_;
   Counter& no_free_slot_;
   Counter& errors_;
+  Counter& gro_buffers_;
+  LaneDispatch dispatch_;  // after the counters: it keeps a reference to dropped_ring_full_
 };
 
 }  // namespace efu

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,7 @@
 #include "stats_publisher.h"
 #include "threads.h"
 #include "udp_socket.h"
+#include "wakeup.h"
 
 #ifndef EFU_VERSION
 #define EFU_VERSION "0.0.0"
@@ -50,6 +52,7 @@ struct HostSettings {
   xdp::XdpSocketConfig xdp;
   xdp::XdpReceiverConfig xdp_receiver;
   unsigned threads = 1;
+  unsigned receive_threads = 1;
   std::size_t ring_size = 4096;
   CpuPlan cpu;
   std::chrono::milliseconds stats_interval{1000};
@@ -68,6 +71,11 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.receiver.batch_size = static_cast<unsigned>(v.get_int("batch-size", 1, 1024));
   s.receiver.max_datagram = static_cast<std::uint32_t>(v.get_int("max-datagram", 1, 65535));
   s.ring_size = static_cast<std::size_t>(v.get_int("ring-size", 2, 1 << 20));
+  s.receiver.gro = v.get_bool("gro");
+  s.socket.gro = s.receiver.gro;
+  s.receiver.drain_timeout_ns =
+      static_cast<std::uint64_t>(v.get_float("drain-timeout", 0, 3600) * 1e9);
+  s.receive_threads = static_cast<unsigned>(v.get_int("receive-threads", 1, 64));
   const std::string backend = v.get_string("receive-backend");
   if (backend != "socket" && backend != "af_xdp") {
     throw ConfigError("--receive-backend: '" + backend +
@@ -94,6 +102,24 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
     }
     s.threads = static_cast<unsigned>(s.cpu.proc.size());
   }
+  if (!s.cpu.rx.empty()) {
+    if (v.is_set("receive-threads") && s.cpu.rx.size() != s.receive_threads) {
+      throw ConfigError("--cpu: '" + v.get_string("cpu") + "' pins " +
+                        std::to_string(s.cpu.rx.size()) + " receive threads; expected " +
+                        std::to_string(s.receive_threads) + " as --receive-threads says");
+    }
+    s.receive_threads = static_cast<unsigned>(s.cpu.rx.size());
+  }
+  if (s.af_xdp && s.receive_threads != 1) {
+    throw ConfigError("--receive-threads: " + std::to_string(s.receive_threads) +
+                      " with --receive-backend af_xdp; expected 1 (one AF_XDP socket per --queue)");
+  }
+  if (s.af_xdp && s.receiver.gro) {
+    throw ConfigError(
+        "--gro: on with --receive-backend af_xdp; expected off (GRO is a socket "
+        "option)");
+  }
+  s.socket.reuse_port = s.receive_threads > 1;
   s.stats_interval = std::chrono::milliseconds(
       static_cast<std::int64_t>(1000 * v.get_float("stats-interval", 0.01, 3600)));
   s.stats_json = v.get_string("stats-json");
@@ -133,7 +159,7 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
 
 // ---- signals --------------------------------------------------------------------------------
 
-/// The stop request: set by the signal thread or by the --stop-after deadline.
+/// The stop request: set by the signal thread, the --stop-after deadline or the command port.
 class StopRequest {
  public:
   void request(std::string reason) {
@@ -162,27 +188,59 @@ class StopRequest {
   std::string reason_;
 };
 
-/// SIGINT/SIGTERM are blocked in every thread and taken here with sigwait(): the first one
-/// requests a graceful stop, a second one exits at once.
-void watch_signals(sigset_t set, StopRequest* stop) {
-  set_thread_name("efu-signal");
-  int count = 0;
-  for (;;) {
-    int sig = 0;
-    if (sigwait(&set, &sig) != 0) continue;
-    if (++count == 1) {
-      stop->request(std::string("signal ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"));
-    } else {
-      static const char msg[] = "efu: second signal, exiting at once without draining\n";
-      (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-      _exit(128 + sig);
+/// SIGINT/SIGTERM are blocked in every thread and taken by this thread with sigwait(): the
+/// first requests a graceful stop, a second exits at once. The thread is joined when this object
+/// goes (it is woken with SIGUSR1, which is blocked too and otherwise ignored), so it never
+/// outlives the StopRequest it refers to. Construct it before any other thread starts, so every
+/// thread inherits the blocked mask.
+class SignalWatcher {
+ public:
+  explicit SignalWatcher(StopRequest& stop) : stop_(stop) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    thread_ = std::thread([this] { watch(); });
+  }
+  ~SignalWatcher() {
+    done_.store(true, std::memory_order_release);
+    pthread_kill(thread_.native_handle(), SIGUSR1);
+    thread_.join();
+  }
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+ private:
+  void watch() {
+    set_thread_name("efu-signal");
+    int count = 0;
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set_, &sig) != 0) continue;
+      if (sig == SIGUSR1) {
+        if (done_.load(std::memory_order_acquire)) return;
+        continue;  // someone else's SIGUSR1: not a stop
+      }
+      if (++count == 1) {
+        stop_.request(std::string("signal ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"));
+      } else {
+        static const char msg[] = "efu: second signal, exiting at once without draining\n";
+        (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        _exit(128 + sig);
+      }
     }
   }
-}
+
+  StopRequest& stop_;
+  sigset_t set_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
 
 // ---- threads --------------------------------------------------------------------------------
 
-/// Starts a data thread that reports its kernel tid once it runs, so its CPU can be sampled.
+/// A data thread that reports its kernel tid once it runs, so its CPU can be sampled.
 struct DataThread {
   std::string name;
   std::thread thread;
@@ -205,6 +263,93 @@ void wait_for_tid(const DataThread& t) {
   }
 }
 
+/// The receive and processing threads. However run() ends (a stop, or an exception after the
+/// threads started), stop() runs in the right order: the receive threads stop and drain their
+/// sockets, then the processing threads drain their lanes and flush; then all are joined.
+class DataThreads {
+ public:
+  ~DataThreads() { stop(); }
+
+  void start_receiver(std::string name, std::optional<int> core, std::function<void()> body) {
+    start(receivers_, std::move(name), core, std::move(body));
+  }
+  void start_processor(std::string name, std::optional<int> core, std::function<void()> body,
+                       Wakeup* wakeup) {
+    start(processors_, std::move(name), core, std::move(body));
+    wakeups_.push_back(wakeup);
+  }
+  const std::atomic<bool>& receiver_stop() const noexcept { return receiver_stop_; }
+  const std::atomic<bool>& input_done() const noexcept { return input_done_; }
+  const std::deque<DataThread>& receivers() const noexcept { return receivers_; }
+  const std::deque<DataThread>& processors() const noexcept { return processors_; }
+
+  /// Idempotent.
+  void stop() {
+    receiver_stop_.store(true, std::memory_order_relaxed);
+    for (DataThread& t : receivers_) {
+      if (t.thread.joinable()) t.thread.join();
+    }
+    input_done_.store(true, std::memory_order_release);
+    for (Wakeup* w : wakeups_) w->notify();
+    for (DataThread& t : processors_) {
+      if (t.thread.joinable()) t.thread.join();
+    }
+  }
+
+ private:
+  static void start(std::deque<DataThread>& group, std::string name, std::optional<int> core,
+                    std::function<void()> body) {
+    DataThread& t = group.emplace_back();
+    t.name = std::move(name);
+    t.thread = std::thread([&t, core, body = std::move(body)] {
+      prepare_thread(t.name, core, t);
+      body();
+    });
+  }
+
+  std::atomic<bool> receiver_stop_{false};
+  std::atomic<bool> input_done_{false};
+  std::deque<DataThread> receivers_;  // deque: stable addresses for the threads' references
+  std::deque<DataThread> processors_;
+  std::vector<Wakeup*> wakeups_;
+};
+
+/// Bytes of memory the kernel says could be allocated now (MemAvailable), or 0 if unknown.
+std::uint64_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+/// Refuses a data path whose packet pools and rings do not fit in memory, in one line naming
+/// the options that size it.
+void check_memory(const HostSettings& s, std::size_t pool_slots, std::size_t slot_size,
+                  std::size_t ring_capacity) {
+  const double pools = static_cast<double>(s.receive_threads) * static_cast<double>(pool_slots) *
+                       static_cast<double>(slot_size);
+  const double rings = static_cast<double>(s.receive_threads) * s.threads *
+                       (static_cast<double>(ring_capacity) * sizeof(PacketRef) +
+                        static_cast<double>(pool_slots) * sizeof(std::uint32_t));
+  const double need = pools + rings;
+  const std::uint64_t available = available_memory();
+  // Leave a quarter of what is available for Kafka's queue, the plugins and the rest.
+  if (available != 0 && need > 0.75 * static_cast<double>(available)) {
+    throw ConfigError(fmt::format(
+        "--ring-size {} x --processing-threads {} x --receive-threads {} needs {} of packet "
+        "slots ({} B each{}) and rings, but {} of memory is available; expected a smaller "
+        "--ring-size, --processing-threads, --receive-threads or --max-datagram",
+        s.ring_size, s.threads, s.receive_threads, gib(need), slot_size,
+        s.receiver.gro ? ", --gro on" : "", gib(static_cast<double>(available))));
+  }
+}
+
 void write_stats_json(const std::string& path, const CounterRegistry& counters) {
   nlohmann::json j = nlohmann::json::object();
   for (const CounterSample& c : counters.sample()) j[c.name] = c.value;
@@ -218,10 +363,9 @@ void print_final(const CounterRegistry& counters, std::uint64_t undelivered) {
   for (const CounterSample& c : counters.sample()) {
     std::printf("  %-44s %llu\n", c.name.c_str(), static_cast<unsigned long long>(c.value));
   }
-  std::uint64_t lost = counters.value("receive.dropped.kernel") +
-                       counters.value("receive.dropped.ring_full") +
-                       counters.value("receive.truncated") +
-                       counters.value("receive.xdp.dropped.no_socket");
+  std::uint64_t lost =
+      counters.value("receive.dropped.kernel") + counters.value("receive.dropped.ring_full") +
+      counters.value("receive.truncated") + counters.value("receive.xdp.dropped.no_socket");
   for (const CounterSample& c : counters.sample()) {
     if (c.name.rfind("receive.xdp.errors.", 0) == 0) lost += c.value;  // af_xdp: unusable frames
   }
@@ -297,51 +441,83 @@ int run(int argc, const char* const* argv) {
       pipelines.emplace_back(desc.create(contexts.back()));
     } catch (const ConfigError&) {
       throw;
-    } catch (const std::exception& e) {
+    } catch (...) {
       throw ConfigError(std::string("--module: plugin '") + desc.name +
-                        "' failed to start: " + e.what());
+                        "' failed to start: " + current_exception_text());
     }
     if (!pipelines.back()) {
       throw ConfigError(std::string("--module: plugin '") + desc.name + "' created no pipeline");
     }
   }
 
-  // The receive backend: a UDP socket (recvmmsg) or an AF_XDP socket with efu's XDP program.
-  std::optional<UdpSocket> socket;
+  // Size the data path and check that it fits before allocating it.
+  const unsigned receivers = settings.receive_threads;
+  const unsigned process_batch = settings.receiver.batch_size;
+  const std::size_t ring_capacity = std::bit_ceil(settings.ring_size);
+  const std::size_t pool_slots = pool_slots_needed(settings.threads, ring_capacity,
+                                                   settings.receiver.batch_size, process_batch);
+  const std::size_t slot_size =
+      settings.af_xdp ? settings.receiver.max_datagram : receive_slot_size(settings.receiver);
+  check_memory(settings, pool_slots, slot_size, ring_capacity);
+
+  // The receive backend: UDP sockets (recvmmsg; several on one port with SO_REUSEPORT) or an
+  // AF_XDP socket with efu's XDP program.
+  std::deque<UdpSocket> sockets;
   std::unique_ptr<xdp::XdpSocket> xdp_socket;
   if (settings.af_xdp) {
     xdp_socket = std::make_unique<xdp::XdpSocket>(settings.xdp);
   } else {
-    socket.emplace(settings.socket);
+    UdpSocketConfig config = settings.socket;
+    for (unsigned r = 0; r < receivers; ++r) {
+      sockets.emplace_back(config);
+      config.port = sockets.front().bound_port();  // port 0: the others join the one it got
+    }
   }
-  const unsigned process_batch = settings.receiver.batch_size;
-  std::vector<std::unique_ptr<Lane>> lanes;
-  const std::size_t ring_capacity = std::bit_ceil(settings.ring_size);
-  const std::size_t pool_slots = pool_slots_needed(settings.threads, ring_capacity,
-                                                   settings.receiver.batch_size, process_batch);
-  PacketPool pool(pool_slots, settings.receiver.max_datagram);
-  std::vector<Lane*> lane_ptrs;
-  for (unsigned i = 0; i < settings.threads; ++i) {
-    lanes.push_back(std::make_unique<Lane>(ring_capacity, pool_slots));
-    lane_ptrs.push_back(lanes.back().get());
+
+  // One pool per receive thread; lanes[r][p] from receive thread r to processing thread p.
+  std::deque<PacketPool> pools;
+  std::vector<std::vector<std::unique_ptr<Lane>>> lanes(receivers);
+  try {
+    for (unsigned r = 0; r < receivers; ++r) {
+      pools.emplace_back(pool_slots, slot_size);
+      for (unsigned p = 0; p < settings.threads; ++p) {
+        lanes[r].push_back(std::make_unique<Lane>(ring_capacity, pools.back()));
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    throw ConfigError(fmt::format(
+        "--ring-size {} x --processing-threads {} x --receive-threads {}: cannot allocate the "
+        "packet pools ({} slots of {} B each per receive thread); expected smaller values",
+        settings.ring_size, settings.threads, receivers, pool_slots, slot_size));
   }
-  spdlog::info("data path: {} processing thread(s), ring {} packets each, pool {} slots of {} B",
-               settings.threads, ring_capacity, pool_slots, pool.slot_size());
-  std::optional<Receiver> receiver;
+  spdlog::info(
+      "data path: {} receive thread(s), {} processing thread(s), ring {} packets each, pool {} "
+      "slots of {} B per receive thread{}",
+      receivers, settings.threads, ring_capacity, pool_slots, pools.front().slot_size(),
+      settings.receiver.gro ? ", UDP GRO on" : "");
+
+  std::deque<Receiver> socket_receivers;
   std::unique_ptr<xdp::XdpReceiver> xdp_receiver;
-  if (xdp_socket) {
-    xdp_receiver = std::make_unique<xdp::XdpReceiver>(*xdp_socket, settings.xdp_receiver, pool,
-                                                      lane_ptrs, desc.route_key, counters);
-  } else {
-    receiver.emplace(socket->fd(), settings.receiver, pool, lane_ptrs, desc.route_key, counters);
+  for (unsigned r = 0; r < receivers; ++r) {
+    std::vector<Lane*> mine;
+    for (auto& lane : lanes[r]) mine.push_back(lane.get());
+    if (xdp_socket) {
+      xdp_receiver = std::make_unique<xdp::XdpReceiver>(*xdp_socket, settings.xdp_receiver,
+                                                        pools[r], mine, desc.route_key, counters);
+    } else {
+      socket_receivers.emplace_back(sockets[r].fd(), settings.receiver, pools[r], mine,
+                                    desc.route_key, counters);
+    }
   }
   std::vector<std::unique_ptr<Processor>> processors;
   ProcessorConfig pconf;
   pconf.batch_size = process_batch;
   pconf.raw_sample_every = settings.outputs.raw_sample_every;
-  for (unsigned i = 0; i < settings.threads; ++i) {
-    processors.push_back(std::make_unique<Processor>(
-        *lanes[i], pool, *pipelines[i], outputs->events(i), outputs->raw(i), pconf, counters));
+  for (unsigned p = 0; p < settings.threads; ++p) {
+    std::vector<Lane*> mine;
+    for (unsigned r = 0; r < receivers; ++r) mine.push_back(lanes[r][p].get());
+    processors.push_back(std::make_unique<Processor>(mine, *pipelines[p], outputs->events(p),
+                                                     outputs->raw(p), pconf, counters));
   }
 
   StatsPublisher publisher(counters, settings.stats_interval);
@@ -351,73 +527,96 @@ int run(int argc, const char* const* argv) {
   publisher.add_sink(&loss_warnings);
   if (StatsSink* status = outputs->status(); status != nullptr) publisher.add_sink(status);
   Counter& ring_fill = counters.gauge("receive.ring.fill");
-  if (socket) counters.gauge("receive.socket.rcvbuf_bytes").set(socket->granted_rcvbuf());
+  if (!sockets.empty()) {
+    counters.gauge("receive.socket.rcvbuf_bytes").set(sockets.front().granted_rcvbuf());
+  }
+  // With several receive threads, each one's own figures beside the summed ones (written by the
+  // publisher thread from the receivers' counters: nothing extra on the hot path).
+  struct PerThread {
+    const Receiver* receiver;
+    Counter* packets;
+    Counter* bytes;
+    Counter* kernel;
+    Counter* ring_full;
+  };
+  std::vector<PerThread> per_thread;
+  if (receivers > 1) {
+    for (unsigned r = 0; r < receivers; ++r) {
+      const std::string prefix = "receive.rx" + std::to_string(r) + ".";
+      per_thread.push_back(PerThread{&socket_receivers[r], &counters.counter(prefix + "packets"),
+                                     &counters.counter(prefix + "bytes"),
+                                     &counters.counter(prefix + "dropped.kernel"),
+                                     &counters.counter(prefix + "dropped.ring_full")});
+    }
+  }
   publisher.add_gauge_updater([&] {
     std::uint64_t fill = 0;
-    for (const auto& lane : lanes) fill += lane->packets.size();
+    for (const auto& row : lanes) {
+      for (const auto& lane : row) fill += lane->packets.size();
+    }
     ring_fill.set(fill);
+    for (const PerThread& t : per_thread) {
+      const ReceiverCounters c = t.receiver->own_counters();
+      t.packets->set(c.packets);
+      t.bytes->set(c.bytes);
+      t.kernel->set(c.dropped_kernel);
+      t.ring_full->set(c.dropped_ring_full);
+    }
   });
   publisher.set_poll([&] { outputs->poll(); });
   counters.freeze();
 
-  // Block the stop signals before any thread starts, so every thread inherits the mask and
-  // only the signal thread ever takes them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // The signal thread first: every thread started after it inherits the blocked signal mask.
   StopRequest stop_request;
-  std::thread(watch_signals, signals, &stop_request).detach();
-
-  std::atomic<bool> receiver_stop{false};
-  std::atomic<bool> input_done{false};
-  DataThread rx_thread;
-  rx_thread.name = "efu-rx";
-  rx_thread.thread = std::thread([&] {
-    prepare_thread(rx_thread.name, settings.cpu.rx, rx_thread);
-    if (xdp_receiver) {
-      xdp_receiver->run(receiver_stop);
-    } else {
-      receiver->run(receiver_stop);
+  SignalWatcher signal_watcher(stop_request);
+  {
+    DataThreads threads;
+    for (unsigned r = 0; r < receivers; ++r) {
+      std::optional<int> core;
+      if (r < settings.cpu.rx.size()) core = settings.cpu.rx[r];
+      const std::string name = receivers > 1 ? "efu-rx" + std::to_string(r) : "efu-rx";
+      if (xdp_receiver) {
+        threads.start_receiver(name, core, [&] { xdp_receiver->run(threads.receiver_stop()); });
+      } else {
+        Receiver& receiver = socket_receivers[r];
+        threads.start_receiver(name, core,
+                               [&threads, &receiver] { receiver.run(threads.receiver_stop()); });
+      }
     }
-  });
-  std::deque<DataThread> proc_threads(settings.threads);
-  for (unsigned i = 0; i < settings.threads; ++i) {
-    DataThread& t = proc_threads[i];
-    t.name = "efu-proc" + std::to_string(i);
-    std::optional<int> core;
-    if (i < settings.cpu.proc.size()) core = settings.cpu.proc[i];
-    t.thread = std::thread([&, i, core] {
-      prepare_thread(proc_threads[i].name, core, proc_threads[i]);
-      processors[i]->run(input_done);
-    });
-  }
-  wait_for_tid(rx_thread);
-  publisher.cpu().add_thread(rx_thread.name, rx_thread.tid.load());
-  for (const DataThread& t : proc_threads) {
-    wait_for_tid(t);
-    publisher.cpu().add_thread(t.name, t.tid.load());
-  }
-  publisher.start(-1);
-  spdlog::info("running{}", settings.stop_after_s > 0
-                                ? fmt::format(" for {} s", settings.stop_after_s)
-                                : std::string(" until SIGINT/SIGTERM"));
+    for (unsigned p = 0; p < settings.threads; ++p) {
+      std::optional<int> core;
+      if (p < settings.cpu.proc.size()) core = settings.cpu.proc[p];
+      Processor& processor = *processors[p];
+      threads.start_processor(
+          "efu-proc" + std::to_string(p), core,
+          [&threads, &processor] { processor.run(threads.input_done()); }, &processor.wakeup());
+    }
+    for (const DataThread& t : threads.receivers()) {
+      wait_for_tid(t);
+      publisher.cpu().add_thread(t.name, t.tid.load());
+    }
+    for (const DataThread& t : threads.processors()) {
+      wait_for_tid(t);
+      publisher.cpu().add_thread(t.name, t.tid.load());
+    }
+    publisher.start(-1);
+    spdlog::info("running{}", settings.stop_after_s > 0
+                                  ? fmt::format(" for {} s", settings.stop_after_s)
+                                  : std::string(" until SIGINT/SIGTERM"));
 
-  const auto deadline = settings.stop_after_s > 0
-                            ? std::chrono::steady_clock::now() +
-                                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                      std::chrono::duration<double>(settings.stop_after_s))
-                            : std::chrono::steady_clock::time_point::max();
-  const std::string reason = stop_request.wait(deadline);
-  spdlog::info("stopping ({}): draining rings", reason);
+    const auto deadline = settings.stop_after_s > 0
+                              ? std::chrono::steady_clock::now() +
+                                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        std::chrono::duration<double>(settings.stop_after_s))
+                              : std::chrono::steady_clock::time_point::max();
+    const std::string reason = stop_request.wait(deadline);
+    spdlog::info("stopping ({}): draining sockets and rings", reason);
 
-  // Order matters: no new packets, then every queued packet through its pipeline, then the
-  // pipelines' pending events out, then Kafka deliveries, then the final report.
-  receiver_stop.store(true, std::memory_order_relaxed);
-  rx_thread.thread.join();
-  input_done.store(true, std::memory_order_release);
-  for (DataThread& t : proc_threads) t.thread.join();
+    // Order matters: no new packets (each receive thread first takes what its socket holds),
+    // then every queued packet through its pipeline, then the pipelines' pending events out,
+    // then Kafka deliveries, then the final report.
+    threads.stop();
+  }
   publisher.stop();
   const auto flush_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(settings.flush_timeout_s * 1000));
@@ -442,11 +641,22 @@ int run(int argc, const char* const* argv) {
 int run_efu(int argc, const char* const* argv) {
   static std::once_flag logging_once;
   std::call_once(logging_once, setup_logging);
+  // Every failure ends in one line: a configuration or start-up problem with exit code 2,
+  // anything else with 1. The threads were stopped and joined on the way out (DataThreads,
+  // SignalWatcher).
   try {
     return run(argc, argv);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "efu: error: %s\n", e.what());
     return kExitConfigError;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "efu: error: out of memory; expected smaller --ring-size, "
+                 "--processing-threads or --max-datagram\n");
+    return kExitConfigError;
+  } catch (...) {
+    std::fprintf(stderr, "efu: fatal: %s\n", current_exception_text().c_str());
+    return 1;
   }
 }
 

@@ -1,8 +1,8 @@
 #include "stats_publisher.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
+
+#include <spdlog/spdlog.h>
 
 #include "threads.h"
 
@@ -13,10 +13,14 @@ constexpr auto kPollPeriod = std::chrono::milliseconds(100);
 
 std::string human(double v) {
   char buf[32];
-  if (v >= 1e9) std::snprintf(buf, sizeof(buf), "%.2fG", v / 1e9);
-  else if (v >= 1e6) std::snprintf(buf, sizeof(buf), "%.2fM", v / 1e6);
-  else if (v >= 1e4) std::snprintf(buf, sizeof(buf), "%.1fk", v / 1e3);
-  else std::snprintf(buf, sizeof(buf), "%.0f", v);
+  if (v >= 1e9)
+    std::snprintf(buf, sizeof(buf), "%.2fG", v / 1e9);
+  else if (v >= 1e6)
+    std::snprintf(buf, sizeof(buf), "%.2fM", v / 1e6);
+  else if (v >= 1e4)
+    std::snprintf(buf, sizeof(buf), "%.1fk", v / 1e3);
+  else
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
   return buf;
 }
 
@@ -106,7 +110,9 @@ StatsSnapshot StatsPublisher::publish_now() {
   return s;
 }
 
-void StatsPublisher::start(int core) { thread_ = std::thread([this, core] { run(core); }); }
+void StatsPublisher::start(int core) {
+  thread_ = std::thread([this, core] { run(core); });
+}
 
 void StatsPublisher::stop() {
   {

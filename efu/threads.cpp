@@ -33,7 +33,7 @@ int parse_core(std::string_view text, const std::string& whole, const cpu_set_t&
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), core);
   if (ec != std::errc() || ptr != text.data() + text.size() || core < 0) {
     throw ConfigError("--cpu: '" + whole + "' has core '" + std::string(text) +
-                      "'; expected rx=N,proc=M[,M2...] with core numbers");
+                      "'; expected rx=N[,N2...],proc=M[,M2...] with core numbers");
   }
   if (core >= CPU_SETSIZE || !CPU_ISSET(core, &allowed)) {
     throw ConfigError("--cpu: core " + std::to_string(core) +
@@ -66,15 +66,12 @@ CpuPlan parse_cpu_plan(const std::string& text) {
       item = item.substr(eq + 1);
     }
     if (role == "rx") {
-      if (plan.rx) {
-        throw ConfigError("--cpu: '" + text + "' gives rx more than one core; expected rx=N");
-      }
-      plan.rx = parse_core(item, text, allowed);
+      plan.rx.push_back(parse_core(item, text, allowed));
     } else if (role == "proc") {
       plan.proc.push_back(parse_core(item, text, allowed));
     } else {
       throw ConfigError("--cpu: '" + text + "' has role '" + role +
-                        "'; expected rx=N,proc=M[,M2...]");
+                        "'; expected rx=N[,N2...],proc=M[,M2...]");
     }
   }
   return plan;

@@ -7,9 +7,10 @@
 
 namespace efu {
 
-/// Parsed --cpu rx=N,proc=M[,M2...]. Empty optionals/vectors mean "not pinned".
+/// Parsed --cpu rx=A[,B...],proc=M[,M2...]: one core per receive thread and one per processing
+/// thread. Empty vectors mean "not pinned".
 struct CpuPlan {
-  std::optional<int> rx;
+  std::vector<int> rx;
   std::vector<int> proc;
 };
 

@@ -4,13 +4,18 @@
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <spdlog/spdlog.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sstream>
+#include <string>
+
+#include <spdlog/spdlog.h>
 
 #include "efu/errors.h"
 
@@ -41,7 +46,38 @@ long read_rmem_max() {
   return v;
 }
 
+/// setsockopt() that must succeed: a failure stops start-up naming the option, because efu
+/// would otherwise run without it (no drop counts, a receiver that never sees a stop, ...).
+void require_sockopt(int fd, int level, int name, const void* value, socklen_t size,
+                     const char* what, const char* consequence) {
+  if (setsockopt(fd, level, name, value, size) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw ConfigError(std::string("receive: setsockopt(") + what +
+                      ") failed: " + std::strerror(err) + "; " + consequence);
+  }
+}
+
 }  // namespace
+
+std::int64_t socket_kernel_drops(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return -1;
+  for (const char* table : {"/proc/self/net/udp", "/proc/self/net/udp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ref pointer drops
+      std::istringstream fields(line);
+      std::string f[13];
+      for (auto& x : f) fields >> x;
+      if (!fields) continue;
+      if (f[9] == std::to_string(st.st_ino)) return std::stoll(f[12]);
+    }
+  }
+  return -1;
+}
 
 UdpSocket::UdpSocket(const UdpSocketConfig& config) {
   if (config.port < 0 || config.port > 65535) {
@@ -83,7 +119,19 @@ UdpSocket::UdpSocket(const UdpSocketConfig& config) {
     reinterpret_cast<sockaddr_in6&>(addr).sin6_scope_id = ifindex;
   }
   const int one = 1;
-  if (multicast) setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (multicast) {
+    require_sockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one), "SO_REUSEADDR",
+                    "expected to share a multicast group's port");
+  }
+  if (config.reuse_port) {
+    require_sockopt(fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one), "SO_REUSEPORT",
+                    "expected a kernel that spreads one port over several sockets "
+                    "(--receive-threads above 1)");
+  }
+  if (config.gro) {
+    require_sockopt(fd_, IPPROTO_UDP, UDP_GRO, &one, sizeof(one), "UDP_GRO",
+                    "expected Linux 5.0 or later for --gro on");
+  }
 
   // The study's lesson: a large receive buffer absorbs bursts while the receiver is descheduled.
   const int requested = static_cast<int>(config.rcvbuf_bytes);
@@ -101,11 +149,13 @@ UdpSocket::UdpSocket(const UdpSocketConfig& config) {
         granted_rcvbuf_, read_rmem_max(), config.rcvbuf_bytes);
   }
   // Kernel drops for this socket arrive as a cumulative count in each datagram's control data.
-  setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+  require_sockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one), "SO_RXQ_OVFL",
+                  "expected a kernel that reports socket drops (else they go uncounted)");
   timeval tv{};
   tv.tv_sec = config.receive_timeout_ms / 1000;
   tv.tv_usec = (config.receive_timeout_ms % 1000) * 1000;
-  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  require_sockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv), "SO_RCVTIMEO",
+                  "expected a receive timeout (else a stop could wait forever)");
 
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), addr_len) != 0) {
     const int err = errno;
@@ -120,9 +170,9 @@ UdpSocket::UdpSocket(const UdpSocketConfig& config) {
   sockaddr_storage bound{};
   socklen_t bound_len = sizeof(bound);
   getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &bound_len);
-  bound_port_ = ntohs(bound.ss_family == AF_INET
-                          ? reinterpret_cast<const sockaddr_in&>(bound).sin_port
-                          : reinterpret_cast<const sockaddr_in6&>(bound).sin6_port);
+  bound_port_ =
+      ntohs(bound.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(bound).sin_port
+                                       : reinterpret_cast<const sockaddr_in6&>(bound).sin6_port);
 
   if (multicast) {
     int rc = 0;

@@ -9,10 +9,17 @@ namespace efu {
 struct UdpSocketConfig {
   std::string bind_address = "0.0.0.0";
   int port = 9000;
-  std::string multicast_interface;     // interface name for the join; "" lets the kernel choose
+  std::string multicast_interface;  // interface name for the join; "" lets the kernel choose
   std::size_t rcvbuf_bytes = 12'000'000;
-  int receive_timeout_ms = 100;        // recvmmsg returns at least this often, to see a stop
+  int receive_timeout_ms = 100;  // recvmmsg returns at least this often, to see a stop
+  bool reuse_port = false;       // SO_REUSEPORT: several receive threads on one port
+  bool gro = false;              // UDP_GRO: the kernel coalesces datagrams of one flow
 };
+
+/// The kernel's count of datagrams a UDP socket dropped (the drops column of /proc/net/udp or
+/// udp6 for its inode), or -1 if it cannot be read. SO_RXQ_OVFL reports drops only with a later
+/// datagram; this closes the account at stop.
+std::int64_t socket_kernel_drops(int fd);
 
 /// A bound UDP socket. Throws ConfigError when the address is bad or bind() fails (port in use,
 /// permission denied).
@@ -28,6 +35,7 @@ class UdpSocket {
   std::size_t granted_rcvbuf() const noexcept { return granted_rcvbuf_; }
   /// The port actually bound (differs from the config when it asked for port 0).
   int bound_port() const noexcept { return bound_port_; }
+  std::int64_t kernel_drops() const { return socket_kernel_drops(fd_); }
 
  private:
   int fd_ = -1;

@@ -6,8 +6,9 @@
 // makes no extra syscall and an idle efu wakes only for its tick timer.
 //
 // The lost-wakeup argument (the classic Dekker pairing, both sides with a seq_cst fence):
-//   consumer: seen = epoch; sleeping = true; FENCE; if (work visible) cancel; else futex_wait(epoch, seen)
-//   producer: publish work (ring push, release); FENCE; if (sleeping) { ++epoch; futex_wake }
+//   consumer: seen = epoch; sleeping = true; FENCE; if (work visible) cancel; else
+//   futex_wait(epoch, seen) producer: publish work (ring push, release); FENCE; if (sleeping) {
+//   ++epoch; futex_wake }
 // The two fences are totally ordered. If the producer's fence comes first, the consumer's check
 // after its own fence sees the pushed work and does not sleep. If the consumer's fence comes
 // first, the producer's load after its fence sees sleeping == true and wakes it; and if that wake

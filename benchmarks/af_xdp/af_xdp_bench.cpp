@@ -304,7 +304,7 @@ class RecvmmsgPath final : public Path {
 struct EfuDataPath {
   explicit EfuDataPath(int consumer_cpu)
       : pool(pool_slots_needed(1, kRingCapacity, kBatch, kBatch), kMaxDatagram),
-        lane(kRingCapacity, pool.slots()) {
+        lane(kRingCapacity, pool) {
     std::memset(pool.data(0), 0, pool.slots() * pool.slot_size());  // no page faults when timed
     consumer = std::make_unique<Consumer>(lane, consumer_cpu);
   }

@@ -366,7 +366,7 @@ class EfuPath {
   // Pool and ring sized as efu's runner does for one processing thread.
   EfuPath(int fd, std::size_t payload, const Pinning& pins)
       : pool_(pool_slots_needed(1, kRingCapacity, kBatch, kBatch), kMaxDatagram),
-        lane_(kRingCapacity, pool_.slots()),
+        lane_(kRingCapacity, pool_),
         receiver_(fd, receiver_config(), pool_, {&lane_}, nullptr, counters_),
         consumer_(lane_, static_cast<std::uint32_t>(payload), pins.consumer) {
     touch(pool_);  // the consumer has nothing to read yet: no race on the slots

@@ -51,13 +51,10 @@ XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, Pac
     : socket_(socket),
       config_(config),
       pool_(pool),
-      lanes_(std::move(lanes)),
-      route_key_(lanes_.size() > 1 ? route_key : nullptr),
       filter_(socket.filter()),
       umem_(socket.umem()),
       ifindex_(socket.ifindex()),
       frame_mask_(~static_cast<std::uint64_t>(XdpSocket::kFrameSize - 1)),
-      staged_(lanes_.size()),
       packets_(counters.counter("receive.packets")),
       bytes_(counters.counter("receive.bytes")),
       truncated_(counters.counter("receive.truncated")),
@@ -70,18 +67,15 @@ XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, Pac
       kernel_invalid_descs_(counters.counter("receive.xdp.kernel.invalid_descs")),
       kernel_fill_ring_empty_(counters.counter("receive.xdp.kernel.fill_ring_empty")),
       no_socket_(counters.counter("receive.xdp.dropped.no_socket")),
-      frames_(counters.counter("receive.xdp.frames")) {
+      frames_(counters.counter("receive.xdp.frames")),
+      dispatch_(pool, std::move(lanes), route_key, config.batch_size, dropped_ring_full_) {
   filter_.verify_ip_checksum = config.verify_checksums;
   frame_errors_.assign(kFrameErrorCount, nullptr);
   for (std::size_t e = 1; e < kFrameErrorCount; ++e) {
     frame_errors_[e] = &counters.counter(std::string("receive.xdp.errors.") + kFrameErrorNames[e]);
   }
-  free_slots_.reserve(pool_.slots());
-  for (std::size_t i = pool_.slots(); i-- > 0;)
-    free_slots_.push_back(static_cast<std::uint32_t>(i));
   // A pass takes at most a batch of frames, each of at most 17 buffers (MAX_SKB_FRAGS + 1).
   used_frames_.reserve(static_cast<std::size_t>(config.batch_size) * 17 + 17);
-  for (auto& s : staged_) s.reserve(config.batch_size);
   kernel_seen_ = socket_.read_counters();  // counts from before efu's socket existed are not ours
 }
 
@@ -110,7 +104,7 @@ void XdpReceiver::take_frame(std::uint32_t first, std::uint32_t descs) {
     return;
   }
   // The payload, possibly spread over the frame's buffers, into one contiguous slot.
-  const std::uint32_t slot = free_slots_.back();
+  const std::uint32_t slot = dispatch_.peek_free(0);
   std::uint8_t* out = pool_.data(slot);
   std::uint32_t left = f.payload_size;
   std::uint32_t from = f.payload_offset;
@@ -131,22 +125,17 @@ void XdpReceiver::take_frame(std::uint32_t first, std::uint32_t descs) {
     frame_errors_[static_cast<std::size_t>(FrameError::kUdpChecksum)]->add();
     return;
   }
-  free_slots_.pop_back();
-  PacketSource& source = pool_.source(slot);
-  source = packet_source(f, ifindex_);
-  const std::size_t lane =
-      route_key_ == nullptr
-          ? 0
-          : route_key_(PacketView{payload.data(), f.payload_size, &source}) % lanes_.size();
-  staged_[lane].push_back(PacketRef{slot, f.payload_size});
+  dispatch_.take();
+  pool_.source(slot) = packet_source(f, ifindex_);
+  dispatch_.stage_single(slot, f.payload_size);
   packets_.add();
   bytes_.add(f.payload_size);
 }
 
 unsigned XdpReceiver::receive_batch() {
-  reclaim_returned_slots(lanes_, free_slots_);
+  dispatch_.reclaim();
   const unsigned want =
-      static_cast<unsigned>(std::min<std::size_t>(config_.batch_size, free_slots_.size()));
+      static_cast<unsigned>(std::min<std::size_t>(config_.batch_size, dispatch_.free_slots()));
   if (want == 0) {
     // Cannot happen with a pool sized by pool_slots_needed(); counted in case it ever does.
     no_free_slot_.add();
@@ -202,7 +191,7 @@ unsigned XdpReceiver::receive_batch() {
     xsk_ring_prod__submit(&fill, used);
   }
   if (xsk_ring_prod__needs_wakeup(&fill)) socket_.wake_up();
-  push_staged(lanes_, staged_, free_slots_, dropped_ring_full_);
+  dispatch_.push();
   return n;
 }
 

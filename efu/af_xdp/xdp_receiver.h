@@ -21,7 +21,7 @@
 #include "efu/counters.h"
 #include "efu/packet_pool.h"
 #include "efu/plugin.h"
-#include "receiver.h"
+#include "lane_dispatch.h"
 
 namespace efu::xdp {
 
@@ -65,16 +65,12 @@ class XdpReceiver {
   XdpSocket& socket_;
   XdpReceiverConfig config_;
   PacketPool& pool_;
-  std::vector<Lane*> lanes_;
-  RouteKeyFn route_key_;
   FrameFilter filter_;
   std::uint8_t* umem_;
   unsigned ifindex_;
   std::uint64_t frame_mask_;
 
-  std::vector<std::uint32_t> free_slots_;       // a stack; the receiver owns it
-  std::vector<std::uint64_t> used_frames_;      // this pass's frames, for the fill ring
-  std::vector<std::vector<PacketRef>> staged_;  // per lane, this pass's datagrams
+  std::vector<std::uint64_t> used_frames_;  // this pass's frames, for the fill ring
   XdpKernelCounters kernel_seen_;
   std::uint64_t next_counter_update_ns_ = 0;
 
@@ -92,6 +88,7 @@ class XdpReceiver {
   Counter& no_socket_;
   Counter& frames_;
   std::vector<Counter*> frame_errors_;  // by FrameError
+  LaneDispatch dispatch_;               // after the counters: it refers to dropped_ring_full_
 };
 
 }  // namespace efu::xdp

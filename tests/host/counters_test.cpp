@@ -1,8 +1,8 @@
 #include "efu/counters.h"
 
-#include <gtest/gtest.h>
-
 #include <stdexcept>
+
+#include <gtest/gtest.h>
 
 namespace efu {
 namespace {

@@ -1,12 +1,13 @@
 // efu as a subprocess: signals, --stop-after, the data path end to end, and bad configuration.
 #include <arpa/inet.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <fstream>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "subprocess.h"
@@ -20,9 +21,9 @@ const std::string kEfu = EFU_BIN;
 const std::string kPlugins = EFU_TEST_PLUGIN_DIR;
 
 std::vector<std::string> efu_args(int port, std::vector<std::string> extra) {
-  std::vector<std::string> args{kEfu, "--module", kPlugins + "/efu_counting.so", "--broker",
-                                "none", "--bind", "127.0.0.1", "--port", std::to_string(port),
-                                "--stats-interval", "0.2"};
+  std::vector<std::string> args{
+      kEfu,        "--module", kPlugins + "/efu_counting.so", "--broker",         "none", "--bind",
+      "127.0.0.1", "--port",   std::to_string(port),          "--stats-interval", "0.2"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -32,9 +33,7 @@ std::string temp_path(const std::string& stem) {
          std::to_string(free_udp_port());
 }
 
-nlohmann::json read_json(const std::string& path) {
-  return nlohmann::json::parse(read_text(path));
-}
+nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_text(path)); }
 
 TEST(Lifecycle, SigtermStopsWithinTwoSecondsAndPrintsFinalCounters) {
   const int port = free_udp_port();
@@ -164,9 +163,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"plugin_refuses", {"--counting-fail", "1"}, "", "--counting-fail: 1"},
         BadCase{"json_malformed", {}, "{\"port\": ", "is not valid JSON"},
         BadCase{"json_unknown_key", {}, "{\"bacth-size\": 3}", "unknown key 'bacth-size'"},
-        BadCase{"json_wrong_type", {}, "{\"stop-after\": \"soon\"}",
+        BadCase{"json_wrong_type",
+                {},
+                "{\"stop-after\": \"soon\"}",
                 "key 'stop-after' is a string; expected a number"},
-        BadCase{"json_plugin_type", {}, "{\"counting-emit\": 3}",
+        BadCase{"json_plugin_type",
+                {},
+                "{\"counting-emit\": 3}",
                 "key 'counting-emit' is an integer; expected true or false"}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 

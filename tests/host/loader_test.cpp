@@ -1,8 +1,8 @@
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "efu/errors.h"
 #include "plugin_loader.h"
@@ -26,7 +26,7 @@ TEST(PluginLoader, LoadsATestPluginByPath) {
   ASSERT_NE(p.descriptor, nullptr);
   EXPECT_STREQ(p.descriptor->name, "counting");
   EXPECT_EQ(p.descriptor->abi_version, kPluginAbiVersion);
-  EXPECT_EQ(p.descriptor->option_count, 2u);
+  EXPECT_EQ(p.descriptor->option_count, 3u);
 }
 
 TEST(PluginLoader, FindsPluginByNameOnEfuPluginPath) {
@@ -35,7 +35,8 @@ TEST(PluginLoader, FindsPluginByNameOnEfuPluginPath) {
   EXPECT_EQ(p.path, kDir + "/efu_counting.so");
   const PluginListing listing = list_plugins();
   bool found = false;
-  for (const LoadedPlugin& q : listing.plugins) found |= std::string(q.descriptor->name) == "counting";
+  for (const LoadedPlugin& q : listing.plugins)
+    found |= std::string(q.descriptor->name) == "counting";
   EXPECT_TRUE(found);
   // The broken test plugins in the same folder are reported, not fatal.
   EXPECT_GE(listing.failures.size(), 2u);
@@ -44,8 +45,11 @@ TEST(PluginLoader, FindsPluginByNameOnEfuPluginPath) {
 
 TEST(PluginLoader, RejectsAbiMismatchNamingBothVersions) {
   const std::string err = load_error(kDir + "/efu_badabi.so");
-  EXPECT_NE(err.find("plugin ABI " + std::to_string(kPluginAbiVersion + 41)), std::string::npos) << err;
-  EXPECT_NE(err.find("this efu has plugin ABI " + std::to_string(kPluginAbiVersion)), std::string::npos) << err;
+  EXPECT_NE(err.find("plugin ABI " + std::to_string(kPluginAbiVersion + 41)), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("this efu has plugin ABI " + std::to_string(kPluginAbiVersion)),
+            std::string::npos)
+      << err;
   EXPECT_NE(err.find("efu_badabi.so"), std::string::npos) << err;
 }
 

@@ -1,9 +1,9 @@
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "efu/errors.h"
 #include "host_options.h"
@@ -16,8 +16,8 @@ constexpr OptionSpec kPluginOptions[] = {
     {"threshold", OptionType::kInt, "10", "ADC threshold"},
     {"verify", OptionType::kBool, "off", "Verify"},
 };
-constexpr PluginDescriptor kPlugin{kPluginAbiVersion, "fake", "1", "", kPluginOptions, 2, nullptr,
-                                   nullptr};
+constexpr PluginDescriptor kPlugin{kPluginAbiVersion, "fake", "1",     "",
+                                   kPluginOptions,    2,      nullptr, nullptr};
 
 class Args {
  public:
@@ -135,9 +135,11 @@ TEST(HostOptions, HelpListsHostAndPluginOptions) {
 
 TEST(CpuPlan, ParsesRolesAndCoreLists) {
   const CpuPlan p = parse_cpu_plan("rx=0,proc=0,1");
-  ASSERT_TRUE(p.rx.has_value());
-  EXPECT_EQ(*p.rx, 0);
+  EXPECT_EQ(p.rx, (std::vector<int>{0}));
   EXPECT_EQ(p.proc, (std::vector<int>{0, 1}));
+  const CpuPlan two = parse_cpu_plan("rx=1,0,proc=0");  // one core per receive thread
+  EXPECT_EQ(two.rx, (std::vector<int>{1, 0}));
+  EXPECT_EQ(two.proc, (std::vector<int>{0}));
 }
 
 TEST(CpuPlan, RejectsCoreThatDoesNotExist) {
@@ -153,7 +155,7 @@ TEST(CpuPlan, RejectsCoreThatDoesNotExist) {
 TEST(CpuPlan, RejectsUnknownRoleAndGarbage) {
   EXPECT_THROW(parse_cpu_plan("tx=0"), ConfigError);
   EXPECT_THROW(parse_cpu_plan("rx=a"), ConfigError);
-  EXPECT_THROW(parse_cpu_plan("rx=0,rx=1"), ConfigError);
+  EXPECT_THROW(parse_cpu_plan("rx=0,proc"), ConfigError);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include <gtest/gtest.h>
+#include "processor.h"
 
 #include <atomic>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "processor.h"
+#include <gtest/gtest.h>
 
 namespace efu {
 namespace {
@@ -48,7 +48,7 @@ class RecordingRaw final : public RawOutput {
 };
 
 struct Rig {
-  Rig() : pool(256, 64), lane(64, 256) {}
+  Rig() : pool(256, 64), lane(64, pool) {}
   void push(std::uint64_t seq) {
     const auto slot = static_cast<std::uint32_t>(seq % pool.slots());
     std::memcpy(pool.data(slot), &seq, sizeof(seq));
@@ -63,7 +63,7 @@ struct Rig {
 
 TEST(Processor, PassesPacketsInOrderAndReturnsSlots) {
   Rig rig;
-  Processor p(rig.lane, rig.pool, rig.pipeline, rig.output, nullptr, ProcessorConfig{16, 0, 1000},
+  Processor p({&rig.lane}, rig.pipeline, rig.output, nullptr, ProcessorConfig{16, 0, 1000},
               rig.counters);
   for (std::uint64_t i = 0; i < 40; ++i) rig.push(i);
   std::size_t total = 0;
@@ -79,7 +79,7 @@ TEST(Processor, PassesPacketsInOrderAndReturnsSlots) {
 TEST(Processor, ExceptionFromPipelineIsCountedNotFatal) {
   Rig rig;
   rig.pipeline.throw_on = 3;
-  Processor p(rig.lane, rig.pool, rig.pipeline, rig.output, nullptr, ProcessorConfig{4, 0, 1000},
+  Processor p({&rig.lane}, rig.pipeline, rig.output, nullptr, ProcessorConfig{4, 0, 1000},
               rig.counters);
   for (std::uint64_t i = 0; i < 8; ++i) rig.push(i);
   while (p.process_batch() != 0) {
@@ -92,7 +92,7 @@ TEST(Processor, ExceptionFromPipelineIsCountedNotFatal) {
 TEST(Processor, SamplesEveryNthPacket) {
   Rig rig;
   RecordingRaw raw;
-  Processor p(rig.lane, rig.pool, rig.pipeline, rig.output, &raw, ProcessorConfig{64, 10, 1000},
+  Processor p({&rig.lane}, rig.pipeline, rig.output, &raw, ProcessorConfig{64, 10, 1000},
               rig.counters);
   for (std::uint64_t i = 0; i < 35; ++i) rig.push(i);
   while (p.process_batch() != 0) {
@@ -103,7 +103,7 @@ TEST(Processor, SamplesEveryNthPacket) {
 
 TEST(Processor, RunDrainsTheLaneAfterInputEndsThenFlushes) {
   Rig rig;
-  Processor p(rig.lane, rig.pool, rig.pipeline, rig.output, nullptr, ProcessorConfig{8, 0, 1000},
+  Processor p({&rig.lane}, rig.pipeline, rig.output, nullptr, ProcessorConfig{8, 0, 1000},
               rig.counters);
   for (std::uint64_t i = 0; i < 50; ++i) rig.push(i);
   std::atomic<bool> done{true};  // input already ended: run() must still drain everything
@@ -116,8 +116,8 @@ TEST(Processor, RunDrainsTheLaneAfterInputEndsThenFlushes) {
 
 TEST(Processor, TicksAtMostOncePerInterval) {
   Rig rig;
-  Processor p(rig.lane, rig.pool, rig.pipeline, rig.output, nullptr,
-              ProcessorConfig{8, 0, 10'000'000}, rig.counters);
+  Processor p({&rig.lane}, rig.pipeline, rig.output, nullptr, ProcessorConfig{8, 0, 10'000'000},
+              rig.counters);
   p.maybe_tick(100'000'000);
   p.maybe_tick(105'000'000);
   p.maybe_tick(110'000'000);

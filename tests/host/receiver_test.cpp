@@ -1,5 +1,6 @@
+#include "receiver.h"
+
 #include <arpa/inet.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,8 +11,9 @@
 #include <fstream>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "efu/errors.h"
-#include "receiver.h"
 #include "udp_socket.h"
 
 namespace efu {
@@ -62,7 +64,7 @@ struct Rig {
   explicit Rig(const std::string& bind, std::size_t ring = 4096, std::uint32_t max_datagram = 2000)
       : socket(UdpSocketConfig{bind, 0, "", 4'000'000, 50}),
         pool(pool_slots_needed(1, ring, 64, 64), max_datagram),
-        lane(ring, pool.slots()),
+        lane(ring, pool),
         receiver(socket.fd(), ReceiverConfig{64, max_datagram}, pool, {&lane}, nullptr, counters) {}
   // Receives until `n` packets are accounted for or 5 s pass.
   void receive_until(std::uint64_t n) {
@@ -170,7 +172,7 @@ TEST(Receiver, KernelDropsAreReadFromSoRxqOvfl) {
   CounterRegistry counters;
   UdpSocket sock(UdpSocketConfig{"127.0.0.1", 0, "", 1, 50});
   PacketPool pool(pool_slots_needed(1, 4096, 64, 64), 2000);
-  Lane lane(4096, pool.slots());
+  Lane lane(4096, pool);
   Receiver rx(sock.fd(), ReceiverConfig{64, 2000}, pool, {&lane}, nullptr, counters);
   Sender tx(AF_INET, sock.bound_port());
   for (std::uint64_t i = 0; i < 200; ++i) tx.send_seq(i, 1400);
@@ -190,13 +192,53 @@ TEST(Receiver, KernelDropsAreReadFromSoRxqOvfl) {
   EXPECT_EQ(got + counters.value("receive.dropped.kernel"), 201u);
 }
 
+TEST(Receiver, FinishReceivesWhatTheSocketHoldsAndCountsDropsNoDatagramReported) {
+  // A burst into a tiny buffer while nobody receives: the kernel drops most of it, and no later
+  // datagram carries the drop count. finish() (as at stop) must still account for every one.
+  CounterRegistry counters;
+  UdpSocket sock(UdpSocketConfig{"127.0.0.1", 0, "", 1, 50});
+  PacketPool pool(pool_slots_needed(1, 4096, 64, 64), 2000);
+  Lane lane(4096, pool);
+  Receiver rx(sock.fd(), ReceiverConfig{64, 2000}, pool, {&lane}, nullptr, counters);
+  Sender tx(AF_INET, sock.bound_port());
+  constexpr std::uint64_t kSent = 300;
+  for (std::uint64_t i = 0; i < kSent; ++i) tx.send_seq(i, 1400);
+  ASSERT_GE(sock.kernel_drops(), 0) << "/proc/self/net/udp has no row for this socket";
+  rx.finish();
+  const std::uint64_t got = counters.value("receive.packets");
+  EXPECT_GT(got, 0u);
+  EXPECT_GT(counters.value("receive.dropped.kernel"), 0u);
+  EXPECT_EQ(
+      got + counters.value("receive.dropped.kernel") + counters.value("receive.dropped.at_stop"),
+      kSent);
+  EXPECT_EQ(lane.packets.size(), got);  // every received datagram was handed on
+}
+
+TEST(Receiver, WhatTheDrainCannotTakeInTimeIsCountedAtStop) {
+  CounterRegistry counters;
+  UdpSocket sock(UdpSocketConfig{"127.0.0.1", 0, "", 1'000'000, 50});
+  PacketPool pool(pool_slots_needed(1, 4096, 64, 64), 2000);
+  Lane lane(4096, pool);
+  ReceiverConfig config{64, 2000};
+  config.drain_timeout_ns = 0;  // no time to receive: everything left is discarded and counted
+  Receiver rx(sock.fd(), config, pool, {&lane}, nullptr, counters);
+  Sender tx(AF_INET, sock.bound_port());
+  for (std::uint64_t i = 0; i < 50; ++i) tx.send_seq(i, 100);
+  rx.finish();
+  EXPECT_EQ(counters.value("receive.packets") + counters.value("receive.dropped.kernel") +
+                counters.value("receive.dropped.at_stop"),
+            50u);
+  EXPECT_EQ(counters.value("receive.dropped.at_stop"), 50u);
+}
+
 TEST(UdpSocket, ReportsTheGrantedReceiveBuffer) {
   long rmem_max = 0;
   std::ifstream("/proc/sys/net/core/rmem_max") >> rmem_max;
   UdpSocket small(UdpSocketConfig{"127.0.0.1", 0, "", 100'000, 50});
   EXPECT_GE(small.granted_rcvbuf(), 100'000u);
   // Asking for more than net.core.rmem_max is capped at it (and efu warns with the sysctl).
-  UdpSocket big(UdpSocketConfig{"127.0.0.1", 0, "", static_cast<std::size_t>(rmem_max) + 1'000'000, 50});
+  UdpSocket big(
+      UdpSocketConfig{"127.0.0.1", 0, "", static_cast<std::size_t>(rmem_max) + 1'000'000, 50});
   EXPECT_EQ(big.granted_rcvbuf(), static_cast<std::size_t>(rmem_max));
 }
 

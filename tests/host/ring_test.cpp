@@ -1,13 +1,13 @@
-#include "efu/spsc_ring.h"
-
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <numeric>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "efu/spsc_ring.h"
 
 namespace efu {
 namespace {
@@ -82,7 +82,8 @@ TEST(SpscRing, BulkPopReturnsAtMostWhatIsThere) {
 }
 
 std::uint64_t stress_items() {
-  if (const char* env = std::getenv("EFU_RING_STRESS_ITEMS")) return std::strtoull(env, nullptr, 10);
+  if (const char* env = std::getenv("EFU_RING_STRESS_ITEMS"))
+    return std::strtoull(env, nullptr, 10);
   return 100'000'000;
 }
 
@@ -100,7 +101,8 @@ TEST(SpscRing, TwoThreadStressKeepsOrderAndLosesNothing) {
         // Single pushes.
         if (r.try_push(next)) ++next;
       } else {
-        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), items - next));
+        const std::size_t want =
+            static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), items - next));
         for (std::size_t i = 0; i < want; ++i) chunk[i] = next + i;
         next += r.push_bulk(std::span<const std::uint64_t>(chunk.data(), want));
       }

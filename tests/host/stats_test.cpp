@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "stats_publisher.h"
 #include "threads.h"
@@ -10,7 +10,10 @@ namespace {
 
 class CapturingSink final : public StatsSink {
  public:
-  void publish(const StatsSnapshot& s) override { last = s; ++count; }
+  void publish(const StatsSnapshot& s) override {
+    last = s;
+    ++count;
+  }
   StatsSnapshot last{};
   int count = 0;
 };

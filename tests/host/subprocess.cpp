@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -108,6 +109,72 @@ void send_sequence(int port, std::uint64_t first, std::uint64_t count, std::size
     if (i % 200 == 199) std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
   close(fd);
+}
+
+namespace {
+sockaddr_in loopback(int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+}  // namespace
+
+int udp_sender_socket() {
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a = loopback(0);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  return fd;
+}
+
+void send_one(int fd, int port, std::uint64_t seq, std::size_t size) {
+  std::string buf(size, '\x5a');
+  std::memcpy(buf.data(), &seq, std::min(size, sizeof(seq)));
+  const sockaddr_in a = loopback(port);
+  sendto(fd, buf.data(), buf.size(), 0, reinterpret_cast<const sockaddr*>(&a), sizeof(a));
+}
+
+void send_gso(int fd, int port, std::uint64_t first, unsigned count, std::size_t size,
+              std::size_t last_size) {
+  if (last_size == 0) last_size = size;
+  std::string buf((count - 1) * size + last_size, '\x5a');
+  for (unsigned i = 0; i < count; ++i) {
+    const std::uint64_t seq = first + i;
+    const std::size_t n = i + 1 == count ? last_size : size;
+    std::memcpy(buf.data() + i * size, &seq, std::min(n, sizeof(seq)));
+  }
+  const sockaddr_in a = loopback(port);
+  char control[CMSG_SPACE(sizeof(std::uint16_t))] = {};
+  iovec iov{buf.data(), buf.size()};
+  msghdr h{};
+  h.msg_name = const_cast<sockaddr_in*>(&a);
+  h.msg_namelen = sizeof(a);
+  h.msg_iov = &iov;
+  h.msg_iovlen = 1;
+  h.msg_control = control;
+  h.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&h);
+  c->cmsg_level = SOL_UDP;
+  c->cmsg_type = UDP_SEGMENT;
+  c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+  const auto segment = static_cast<std::uint16_t>(size);
+  std::memcpy(CMSG_DATA(c), &segment, sizeof(segment));
+  sendmsg(fd, &h, 0);
+}
+
+double process_cpu_seconds(pid_t pid) {
+  const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  // Fields after the command name (which may contain spaces) close with ')'.
+  std::istringstream in(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15; ++i) {
+    in >> field;
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace efu::test

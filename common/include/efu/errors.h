@@ -15,6 +15,10 @@ class ConfigError : public std::runtime_error {
   ~ConfigError() override;  // out of line: one type_info shared by host and plugins
 };
 
+/// Inside a catch block: what the exception being handled says (its what(), or "an exception of
+/// unknown type" for one that is not a std::exception), for one-line reports.
+std::string current_exception_text();
+
 /// Exit code for configuration and start-up errors.
 inline constexpr int kExitConfigError = 2;
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -17,10 +18,13 @@
 
 namespace efu {
 
-/// What travels through a receive->processing ring: a slot and the datagram's length.
+/// What travels through a receive->processing ring: one datagram, `size` bytes at `offset` in
+/// `slot`. Without UDP GRO a slot holds one datagram at offset 0; with GRO a slot holds a
+/// coalesced buffer of several datagrams of one flow, each its own PacketRef.
 struct PacketRef {
   std::uint32_t slot;
   std::uint32_t size;
+  std::uint32_t offset = 0;
 };
 
 class PacketPool {
@@ -30,6 +34,7 @@ class PacketPool {
       : slots_(slots), stride_((slot_size + 63) / 64 * 64) {
     storage_.reset(static_cast<std::uint8_t*>(::operator new[](slots_ * stride_, std::align_val_t{64})));
     sources_ = std::make_unique<PacketSource[]>(slots_);
+    segments_ = std::make_unique<std::atomic<std::uint32_t>[]>(slots_);
   }
 
   std::size_t slots() const noexcept { return slots_; }
@@ -42,6 +47,10 @@ class PacketPool {
   /// socket backend points recvmmsg's msg_name at it), the ring's release/acquire orders it.
   PacketSource& source(std::uint32_t slot) noexcept { return sources_[slot]; }
   const PacketSource& source(std::uint32_t slot) const noexcept { return sources_[slot]; }
+  /// How many ring entries (datagrams) still refer to a slot that holds more than one: the
+  /// receiver sets it before the push, and whoever takes it to 0 gives the slot back. A slot
+  /// with one datagram is never counted (segments == 1 is the plain, atomic-free path).
+  std::atomic<std::uint32_t>& segments(std::uint32_t slot) const noexcept { return segments_[slot]; }
 
  private:
   struct AlignedDelete {
@@ -51,6 +60,7 @@ class PacketPool {
   std::size_t stride_;
   std::unique_ptr<std::uint8_t[], AlignedDelete> storage_;
   std::unique_ptr<PacketSource[]> sources_;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> segments_;  // mutable through a const pool
 };
 
 }  // namespace efu

@@ -1,5 +1,7 @@
 // Test plugin "counting": checks a 64-bit sequence number at the start of each packet, counts
-// packets, bytes and sequence gaps, and emits one event per packet (pixel = sequence % 1000).
+// packets, bytes and sequence gaps (over all packets, and per sender: one sequence per flow),
+// and emits one event per packet (pixel = sequence % 1000). Options make it fail on purpose.
+#include <array>
 #include <cstring>
 
 #include "efu/plugin.h"
@@ -13,9 +15,14 @@ class CountingPipeline final : public efu::Pipeline {
         packets_(ctx.counters.counter("counting.packets")),
         bytes_(ctx.counters.counter("counting.bytes")),
         gaps_(ctx.counters.counter("counting.gaps")),
+        flow_gaps_(ctx.counters.counter("counting.flow_gaps")),
+        flows_(ctx.counters.counter("counting.flows")),
         flushes_(ctx.counters.counter("counting.flushes")),
-        emit_(ctx.options.get_bool("counting-emit")) {
-    if (ctx.options.get_int("counting-fail") != 0) {
+        emit_(ctx.options.get_bool("counting-emit")),
+        throw_at_(ctx.options.get_int("counting-throw-at")) {
+    const std::int64_t fail = ctx.options.get_int("counting-fail");
+    if (fail == 2) throw 42;  // not a std::exception: the host must still report it
+    if (fail != 0) {
       throw efu::ConfigError("--counting-fail: " + ctx.options.get_string("counting-fail") +
                              " asks the plugin to fail; expected 0");
     }
@@ -30,20 +37,44 @@ class CountingPipeline final : public efu::Pipeline {
       if (have_last_ && seq != last_ + 1) gaps_.add();
       last_ = seq;
       have_last_ = true;
+      check_flow(*p.source, seq);
       if (emit_) events_.add(1'000'000'000ULL, 1000, static_cast<std::uint32_t>(seq % 1000));
+      if (static_cast<std::int64_t>(seq) == throw_at_) throw 7;  // an int, not a std::exception
     }
   }
   void flush() override { flushes_.add(); }
 
  private:
+  // Per sender port: the flows of one test stay in order on one processing thread.
+  void check_flow(const efu::PacketSource& source, std::uint64_t seq) {
+    const std::uint16_t port = source.port();
+    Flow& f = flow_table_[port % flow_table_.size()];
+    if (f.port != port || !f.seen) {
+      f = Flow{port, true, seq};
+      flows_.add();
+      return;
+    }
+    if (seq != f.last + 1) flow_gaps_.add();
+    f.last = seq;
+  }
+  struct Flow {
+    std::uint16_t port = 0;
+    bool seen = false;
+    std::uint64_t last = 0;
+  };
+
   efu::EventSink& events_;
   efu::Counter& packets_;
   efu::Counter& bytes_;
   efu::Counter& gaps_;
+  efu::Counter& flow_gaps_;
+  efu::Counter& flows_;
   efu::Counter& flushes_;
   bool emit_;
+  std::int64_t throw_at_;
   std::uint64_t last_ = 0;
   bool have_last_ = false;
+  std::array<Flow, 251> flow_table_{};
 };
 
 // Routes by the low byte of the sequence number, so several processing threads share the load.
@@ -51,16 +82,29 @@ class CountingPipeline final : public efu::Pipeline {
   return packet.data[0];
 }
 
+// Routes by sender, so each flow stays on one processing thread.
+[[maybe_unused]] std::uint32_t route_by_flow(const efu::PacketView& packet) noexcept {
+  return packet.source->flow_hash();
+}
+
 constexpr efu::OptionSpec kOptions[] = {
     {"counting-emit", efu::OptionType::kBool, "on", "Emit one event per packet"},
-    {"counting-fail", efu::OptionType::kInt, "0", "Non-zero: the factory throws ConfigError"},
+    {"counting-fail", efu::OptionType::kInt, "0",
+     "1: the factory throws ConfigError; 2: it throws an int"},
+    {"counting-throw-at", efu::OptionType::kInt, "-1",
+     "process() throws an int after the packet with this sequence number (-1: never)"},
 };
 
 efu::Pipeline* create(const efu::PipelineContext& ctx) { return new CountingPipeline(ctx); }
 
-constexpr efu::PluginDescriptor kDescriptor{
-    efu::kPluginAbiVersion, "counting", "1.0", "test plugin: counts packets and sequence gaps",
-    kOptions, std::size(kOptions), create, EFU_TEST_ROUTE};
+constexpr efu::PluginDescriptor kDescriptor{efu::kPluginAbiVersion,
+                                            "counting",
+                                            "1.0",
+                                            "test plugin: counts packets and sequence gaps",
+                                            kOptions,
+                                            std::size(kOptions),
+                                            create,
+                                            EFU_TEST_ROUTE};
 
 }  // namespace
 

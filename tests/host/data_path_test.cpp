@@ -1,0 +1,221 @@
+// efu as a subprocess, the data path under the conditions of issues 10 and 12: a stop while the
+// socket is full, an idle daemon, a data path too large for memory, plugins that throw what is
+// not a std::exception, several receive threads and UDP GRO. Every assertion is accounting:
+// what was sent equals what was received plus every loss counter.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "subprocess.h"
+
+namespace efu::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kEfu = EFU_BIN;
+const std::string kPlugins = EFU_TEST_PLUGIN_DIR;
+
+std::vector<std::string> efu_args(const std::string& plugin, int port,
+                                  std::vector<std::string> extra) {
+  std::vector<std::string> args{
+      kEfu,        "--module", kPlugins + "/" + plugin, "--broker",         "none", "--bind",
+      "127.0.0.1", "--port",   std::to_string(port),    "--stats-interval", "0.2"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::string stats_path(const char* stem) {
+  return ::testing::TempDir() + stem + "-" + std::to_string(getpid()) + ".json";
+}
+
+nlohmann::json stop_and_read(Child& efu, const std::string& stats, int sig = SIGTERM) {
+  efu.signal(sig);
+  const auto code = efu.wait(30s);
+  EXPECT_TRUE(code.has_value()) << efu.err();
+  EXPECT_EQ(code.value_or(-1), 0) << efu.err();
+  nlohmann::json j = nlohmann::json::parse(read_text(stats));
+  std::remove(stats.c_str());
+  return j;
+}
+
+std::uint64_t at(const nlohmann::json& j, const char* name) {
+  return j.at(name).get<std::uint64_t>();
+}
+
+/// Every datagram that reached efu's sockets, by what happened to it.
+std::uint64_t accounted(const nlohmann::json& j) {
+  return at(j, "receive.packets") + at(j, "receive.dropped.kernel") + at(j, "receive.truncated") +
+         at(j, "receive.dropped.empty") + at(j, "receive.dropped.at_stop");
+}
+
+TEST(DataPath, DatagramsLeftInTheSocketAtStopAreProcessedOrCounted) {
+  // Issue 10 item 2: efu held with SIGSTOP while datagrams fill its socket, then SIGTERM and
+  // SIGCONT. Each datagram must be processed or land in a loss counter.
+  const int port = free_udp_port();
+  const std::string stats = stats_path("stop-drain");
+  Child efu(efu_args("efu_counting.so", port, {"--stats-json", stats}));
+  ASSERT_TRUE(efu.wait_for_stderr("running", 10s)) << efu.err();
+  efu.signal(SIGSTOP);
+  constexpr std::uint64_t kSent = 3000;
+  const int fd = udp_sender_socket();
+  for (std::uint64_t i = 0; i < kSent; ++i) send_one(fd, port, i, 1000);
+  close(fd);
+  efu.signal(SIGTERM);
+  efu.signal(SIGCONT);
+  const auto code = efu.wait(30s);
+  ASSERT_TRUE(code.has_value()) << efu.err();
+  ASSERT_EQ(*code, 0) << efu.err();
+  const nlohmann::json j = nlohmann::json::parse(read_text(stats));
+  std::remove(stats.c_str());
+  EXPECT_EQ(accounted(j), kSent) << j.dump(1);
+  EXPECT_EQ(at(j, "receive.packets"),
+            at(j, "process.packets") + at(j, "receive.dropped.ring_full"));
+  EXPECT_EQ(at(j, "counting.packets"), at(j, "process.packets"));
+  EXPECT_GT(at(j, "counting.packets"), 0u) << "nothing was taken from the socket at stop";
+}
+
+TEST(DataPath, AnIdleEfuUsesLessThanOnePercentOfACore) {
+  // Issue 10 item 3: no traffic at all, 5 s: the whole process below 1 % of one core.
+  const int port = free_udp_port();
+  Child efu(efu_args("efu_counting.so", port, {"--stats-interval", "1"}));
+  ASSERT_TRUE(efu.wait_for_stderr("running", 10s)) << efu.err();
+  std::this_thread::sleep_for(1s);  // start-up work is not idling
+  const double before = process_cpu_seconds(efu.pid());
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(5s);
+  const double used = process_cpu_seconds(efu.pid()) - before;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(used / wall, 0.01) << used << " s of CPU in " << wall << " s";
+  efu.signal(SIGTERM);
+  EXPECT_EQ(efu.wait(10s), 0) << efu.err();
+}
+
+TEST(DataPath, APoolThatDoesNotFitInMemoryIsRefusedInOneLine) {
+  // Issue 10 item 5: this used to throw std::bad_alloc and abort.
+  Child efu(efu_args("efu_counting.so", free_udp_port(),
+                     {"--ring-size", "1048576", "--processing-threads", "64"}));
+  const auto code = efu.wait(60s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 2) << efu.err();
+  const std::string err = efu.err();
+  const std::string expected =
+      "efu: error: --ring-size 1048576 x --processing-threads 64 x --receive-threads 1 needs ";
+  EXPECT_NE(err.find(expected), std::string::npos) << err;
+  EXPECT_EQ(err.substr(err.find("efu: error:")).find('\n'),
+            err.size() - err.find("efu: error:") - 1)
+      << "more than one line: " << err;
+}
+
+TEST(DataPath, AFactoryThatThrowsAnythingIsAOneLineStartUpError) {
+  // Issue 10 item 6: not a std::exception.
+  Child efu(efu_args("efu_counting.so", free_udp_port(), {"--counting-fail", "2"}));
+  const auto code = efu.wait(10s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 2) << efu.err();
+  EXPECT_NE(efu.err().find("efu: error: --module: plugin 'counting' failed to start: an "
+                           "exception of unknown type"),
+            std::string::npos)
+      << efu.err();
+}
+
+TEST(DataPath, APipelineThatThrowsAnythingIsCountedAndEfuGoesOn) {
+  const int port = free_udp_port();
+  const std::string stats = stats_path("throw-int");
+  Child efu(efu_args("efu_counting.so", port, {"--stats-json", stats, "--counting-throw-at", "5"}));
+  ASSERT_TRUE(efu.wait_for_stderr("running", 10s)) << efu.err();
+  send_sequence(port, 0, 100, 64);
+  std::this_thread::sleep_for(300ms);
+  const nlohmann::json j = stop_and_read(efu, stats);
+  EXPECT_EQ(at(j, "process.errors.exception"), 1u);
+  // The batch that threw was not finished by the plugin, but efu kept receiving after it.
+  EXPECT_EQ(accounted(j), 100u);
+  EXPECT_EQ(at(j, "receive.packets"),
+            at(j, "process.packets") + at(j, "receive.dropped.ring_full"));
+}
+
+TEST(DataPath, SeveralReceiveThreadsCountEveryDatagramOnceAndKeepEachFlowInOrder) {
+  // Issue 12 item 2: 4 senders on different source ports into --receive-threads 2.
+  const int port = free_udp_port();
+  const std::string stats = stats_path("rx-threads");
+  Child efu(
+      efu_args("efu_counting_flow.so", port,
+               {"--stats-json", stats, "--receive-threads", "2", "--processing-threads", "2"}));
+  ASSERT_TRUE(efu.wait_for_stderr("running", 10s)) << efu.err();
+  constexpr int kSenders = 4;
+  constexpr std::uint64_t kEach = 5000;
+  int fds[kSenders];
+  for (int& fd : fds) fd = udp_sender_socket();
+  for (std::uint64_t i = 0; i < kEach; ++i) {
+    for (const int fd : fds) send_one(fd, port, i, 200);
+    if (i % 100 == 99) std::this_thread::sleep_for(1ms);
+  }
+  for (const int fd : fds) close(fd);
+  std::this_thread::sleep_for(300ms);
+  const nlohmann::json j = stop_and_read(efu, stats);
+  EXPECT_EQ(accounted(j), kSenders * kEach) << j.dump(1);
+  EXPECT_EQ(at(j, "receive.packets"),
+            at(j, "process.packets") + at(j, "receive.dropped.ring_full"));
+  // The summed counter is the sum of the per-thread ones.
+  EXPECT_EQ(at(j, "receive.rx0.packets") + at(j, "receive.rx1.packets"), at(j, "receive.packets"));
+  EXPECT_EQ(at(j, "receive.rx0.dropped.kernel") + at(j, "receive.rx1.dropped.kernel"),
+            at(j, "receive.dropped.kernel"));
+  EXPECT_EQ(at(j, "counting.packets"), at(j, "process.packets"));
+  EXPECT_EQ(at(j, "counting.flows"), static_cast<std::uint64_t>(kSenders));
+  // In order per flow: a flow's gaps are only what was lost on the way.
+  const std::uint64_t lost = at(j, "receive.dropped.kernel") + at(j, "receive.dropped.ring_full");
+  EXPECT_LE(at(j, "counting.flow_gaps"), lost);
+  if (lost == 0) {
+    EXPECT_EQ(at(j, "counting.flow_gaps"), 0u);
+  }
+}
+
+TEST(DataPath, GroSplitsCoalescedBuffersIntoTheDatagramsThatWereSent) {
+  // Issue 12 item 1: GSO buffers (several sizes, some whose size does not divide the buffer)
+  // into --gro on: every datagram seen on its own, with its size and sequence.
+  const int port = free_udp_port();
+  const std::string stats = stats_path("gro");
+  Child efu(efu_args("efu_counting.so", port, {"--stats-json", stats, "--gro", "on"}));
+  ASSERT_TRUE(efu.wait_for_stderr("running", 10s)) << efu.err();
+  const int fd = udp_sender_socket();
+  std::uint64_t seq = 0;
+  std::uint64_t bytes = 0;
+  struct Shape {
+    unsigned count;
+    std::size_t size;
+    std::size_t last;
+  };
+  const Shape shapes[] = {{40, 1472, 1472}, {7, 8972, 8972}, {30, 1000, 333},
+                          {64, 64, 64},     {5, 3000, 2999}, {1, 500, 500}};
+  for (int round = 0; round < 20; ++round) {
+    for (const Shape& s : shapes) {
+      send_gso(fd, port, seq, s.count, s.size, s.last);
+      seq += s.count;
+      bytes += (s.count - 1) * s.size + s.last;
+    }
+    std::this_thread::sleep_for(2ms);
+  }
+  close(fd);
+  std::this_thread::sleep_for(300ms);
+  const nlohmann::json j = stop_and_read(efu, stats);
+  EXPECT_EQ(accounted(j), seq) << j.dump(1);
+  EXPECT_EQ(at(j, "receive.packets"),
+            at(j, "process.packets") + at(j, "receive.dropped.ring_full"));
+  EXPECT_GT(at(j, "receive.gro.buffers"), 0u) << "the kernel coalesced nothing: GRO not exercised";
+  const std::uint64_t lost = at(j, "receive.dropped.kernel") + at(j, "receive.dropped.ring_full");
+  if (lost == 0) {
+    EXPECT_EQ(at(j, "counting.packets"), seq);
+    EXPECT_EQ(at(j, "counting.bytes"), bytes);
+    EXPECT_EQ(at(j, "counting.gaps"), 0u);
+  } else {
+    EXPECT_LE(at(j, "counting.gaps"), lost);
+  }
+}
+
+}  // namespace
+}  // namespace efu::test
