@@ -23,9 +23,11 @@
 #include "efu/errors.h"
 #include "efu/outputs.h"
 #include "host_options.h"
+#include "operator_interfaces.h"
 #include "plugin_loader.h"
 #include "processor.h"
 #include "receiver.h"
+#include "service_notify.h"
 #include "stats_publisher.h"
 #include "threads.h"
 #include "udp_socket.h"
@@ -71,6 +73,7 @@ struct HostSettings {
   double stop_after_s = 0;
   double flush_timeout_s = 5;
   OutputSettings outputs;
+  OperatorSettings ops;
 };
 
 HostSettings read_settings(const OptionValues& v, const std::string& module_name) {
@@ -127,6 +130,12 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   o.raw_sample_every = static_cast<std::uint32_t>(int_in_range(v, "raw-sample-every", 0, 1'000'000'000));
   o.stats_interval_ms = static_cast<std::uint32_t>(s.stats_interval.count());
   o.threads = s.threads;
+
+  s.ops = read_operator_settings(v, module_name, instrument);
+  s.ops.command->port = static_cast<int>(int_in_range(v, "command-port", 0, 65535));
+  s.ops.command->idle_timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(1000 * float_in_range(v, "command-idle-timeout", 0.1, 86400)));
+  if (s.ops.command->port == 0) s.ops.command.reset();
   return s;
 }
 
@@ -342,6 +351,7 @@ int run(int argc, const char* const* argv) {
     ring_fill.set(fill);
   });
   publisher.set_poll([&] { outputs->poll(); });
+  OperatorInterfaces ops(settings.ops, counters, publisher);
   counters.freeze();
 
   // Block the stop signals before any thread starts, so every thread inherits the mask and
@@ -380,6 +390,8 @@ int run(int argc, const char* const* argv) {
     publisher.cpu().add_thread(t.name, t.tid.load());
   }
   publisher.start(-1);
+  ops.start([&] { stop_request.request("command port EXIT"); });
+  notify_service_manager("READY=1");
   spdlog::info("running{}", settings.stop_after_s > 0
                                 ? fmt::format(" for {} s", settings.stop_after_s)
                                 : std::string(" until SIGINT/SIGTERM"));
@@ -392,6 +404,7 @@ int run(int argc, const char* const* argv) {
           : std::chrono::steady_clock::time_point::max();
   const std::string reason = stop_request.wait(deadline);
   spdlog::info("stopping ({}): draining rings", reason);
+  notify_service_manager("STOPPING=1");
 
   // Order matters: no new packets, then every queued packet through its pipeline, then the
   // pipelines' pending events out, then Kafka deliveries, then the final report.
@@ -412,6 +425,7 @@ int run(int argc, const char* const* argv) {
     spdlog::warn("kafka: {} message(s) not delivered within --flush-timeout {} s", undelivered,
                  settings.flush_timeout_s);
   }
+  ops.stop();
   print_final(counters, undelivered);
   if (!settings.stats_json.empty()) write_stats_json(settings.stats_json, counters);
   spdlog::info("stopped");
