@@ -53,10 +53,32 @@ def wait_until(predicate, timeout_s: float, what: str, interval_s: float = 0.05)
     raise TimeoutError(f"{what}: not within {timeout_s} s")
 
 
+def wait_ready(proc: subprocess.Popen, probe, what: str, log: Path, timeout_s: float = 60,
+               interval_s: float = 0.1):
+    """Waits until probe() is true; fails at once, with the log's tail, if the server exits."""
+    def ready():
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited {proc.returncode}: {log.read_text()[-2000:]}")
+        return probe()
+    wait_until(ready, timeout_s, what, interval_s)
+
+
+def stop_process(proc: subprocess.Popen, timeout_s: float = 30):
+    """SIGTERM to a server this test started (by its handle), SIGKILL if it does not end."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
 class Efu:
     """efu --module udp --broker none on 127.0.0.1, with its log and --stats-json in a temp dir."""
 
-    def __init__(self, extra: list[str], tmp: Path, module: str = "udp"):
+    def __init__(self, extra: list[str], tmp: Path, module: str = "udp",
+                 env: dict[str, str] | None = None):
         self.udp_port = free_port(socket.SOCK_DGRAM)
         self.stats_json = tmp / "stats.json"
         self.err_path, self.out_path = tmp / "efu.err", tmp / "efu.out"
@@ -65,7 +87,8 @@ class Efu:
                     "--stats-interval", "0.2", "--ring-size", "65536", *extra]
         self.module = module
         with open(self.err_path, "w") as err, open(self.out_path, "w") as out:
-            self.proc = subprocess.Popen(self.cmd, stdout=out, stderr=err)
+            self.proc = subprocess.Popen(self.cmd, stdout=out, stderr=err,
+                                         env=None if env is None else dict(os.environ, **env))
         try:
             wait_until(lambda: "info running" in self.err() or self.proc.poll() is not None,
                        30, "efu to start")
