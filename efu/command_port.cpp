@@ -120,8 +120,10 @@ void CommandPort::run() {
     if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
     c.out.erase(0, static_cast<std::size_t>(n));
     if (c.out.empty()) {
-      if (c.draining) ::shutdown(c.fd, SHUT_WR);
-      else c.deadline = now + config_.idle_timeout;
+      if (c.draining)
+        ::shutdown(c.fd, SHUT_WR);
+      else
+        c.deadline = now + config_.idle_timeout;
     }
     return true;
   };

@@ -141,16 +141,17 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
 
 // ---- signals --------------------------------------------------------------------------------
 
-/// The stop request: set by the signal thread or by the --stop-after deadline.
+/// The stop request: set by the signal thread, the command port's EXIT or the --stop-after
+/// deadline.
 class StopRequest {
  public:
   void request(std::string reason) {
-    {
-      std::lock_guard lock(mutex_);
-      if (requested_) return;
-      requested_ = true;
-      reason_ = std::move(reason);
-    }
+    // Notify under the lock: the waiter may return and destroy this object as soon as it can
+    // take the lock, and the (detached) signal thread must not touch the cv after that.
+    std::lock_guard lock(mutex_);
+    if (requested_) return;
+    requested_ = true;
+    reason_ = std::move(reason);
     cv_.notify_all();
   }
   /// Waits until a stop is requested or `deadline` passes (then requests one itself).

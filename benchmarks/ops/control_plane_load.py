@@ -49,13 +49,12 @@ def scrape(url: str, stop: threading.Event, counts: list):
 
 def run(mode: str, count: int, pps: int) -> dict:
     tmp = tmpdir(f"efu-ops-bench-{mode}-")
-    extra = ["--stats-interval", "1", "--log-level", "warn"]
+    extra = ["--stats-interval", "1"]
     command_port = free_port()
     if mode != "base":
         extra += ["--command-port", str(command_port)]
     if mode == "all":
-        extra += ["--graphite", f"127.0.0.1:{free_port()}", "--metrics", "127.0.0.1:0",
-                  "--log-level", "info"]
+        extra += ["--graphite", f"127.0.0.1:{free_port()}", "--metrics", "127.0.0.1:0"]
     efu = Efu(extra, tmp)
     stop, asked, scraped = threading.Event(), [], []
     workers = []

@@ -33,8 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::abort();
   }
   const bool error = reply.text.starts_with("Error: <");
-  if (error != (reply.outcome != efu::RequestOutcome::kOk &&
-                reply.outcome != efu::RequestOutcome::kExit)) {
+  if (error !=
+      (reply.outcome != efu::RequestOutcome::kOk && reply.outcome != efu::RequestOutcome::kExit)) {
     std::abort();
   }
   return 0;

@@ -1,7 +1,7 @@
 // The command port protocol as a pure function: every reply byte for byte (docs/operations.md).
-#include <gtest/gtest.h>
-
 #include "command_protocol.h"
+
+#include <gtest/gtest.h>
 
 namespace efu {
 namespace {
@@ -52,9 +52,9 @@ TEST_F(Protocol, IdentityAndCommandList) {
   EXPECT_EQ(reply("VERSION_GET"), "VERSION_GET 1.2.3 2026-01-02 03:04:05 [h:u] [6.1.0-x] abc1234");
   EXPECT_EQ(reply("DETECTOR_INFO_GET"), "DETECTOR_INFO_GET multiblade");
   EXPECT_EQ(reply("CMD_GET_COUNT"), "CMD_GET_COUNT 11");
-  const char* expected[] = {"CALIB_MODE_GET", "CALIB_MODE_SET", "CMD_GET",      "CMD_GET_COUNT",
-                            "DETECTOR_INFO_GET", "EXIT",       "RUNTIMESTATS", "STAT_GET",
-                            "STAT_GET_COUNT", "STAT_GET_NAME",  "VERSION_GET"};
+  const char* expected[] = {"CALIB_MODE_GET",    "CALIB_MODE_SET", "CMD_GET",      "CMD_GET_COUNT",
+                            "DETECTOR_INFO_GET", "EXIT",           "RUNTIMESTATS", "STAT_GET",
+                            "STAT_GET_COUNT",    "STAT_GET_NAME",  "VERSION_GET"};
   for (int i = 1; i <= 11; ++i) {
     EXPECT_EQ(reply("CMD_GET " + std::to_string(i)), std::string("CMD_GET ") + expected[i - 1]);
   }
@@ -88,14 +88,14 @@ TEST_F(Protocol, ExitRepliesOkAndAsksToStop) {
 
 TEST_F(Protocol, MalformedRequests) {
   for (const char* r : {"STAT_GET", "STAT_GET x", "STAT_GET 1 2", "STAT_GET 1x", "STAT_GET_COUNT 1",
-                        "CMD_GET 0", "CMD_GET 12", "CMD_GET", "CALIB_MODE_SET 1",
-                        "CALIB_MODE_SET", "VERSION_GET now", "STAT_GET_NAME"}) {
+                        "CMD_GET 0", "CMD_GET 12", "CMD_GET", "CALIB_MODE_SET 1", "CALIB_MODE_SET",
+                        "VERSION_GET now", "STAT_GET_NAME"}) {
     EXPECT_EQ(reply(r), "Error: <BADARGS>") << r;
     EXPECT_EQ(outcome(r), RequestOutcome::kBadArgs) << r;
   }
-  for (std::string_view r : {std::string_view("stat_get_count"), std::string_view("FOO 1"),
-                             std::string_view(""), std::string_view(" \n\r\t"),
-                             std::string_view("\0\0", 2)}) {
+  for (std::string_view r :
+       {std::string_view("stat_get_count"), std::string_view("FOO 1"), std::string_view(""),
+        std::string_view(" \n\r\t"), std::string_view("\0\0", 2)}) {
     EXPECT_EQ(reply(r), "Error: <BADCMD>") << r;
     EXPECT_EQ(outcome(r), RequestOutcome::kBadCommand) << r;
   }

@@ -1,7 +1,8 @@
 // The Graphite output against a TCP listener of the test's own (a unit test: the real Carbon is
 // in graphite_carbon_test.py). Every published interval is either sent or counted as dropped.
+#include "graphite_output.h"
+
 #include <arpa/inet.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -11,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "graphite_output.h"
+#include <gtest/gtest.h>
 
 namespace efu {
 namespace {

@@ -11,9 +11,11 @@ namespace {
 
 OptionValues values(std::map<std::string, std::string> set) {
   OptionValues v;
-  const std::map<std::string, std::string> defaults = {
-      {"stats-prefix", ""}, {"stats-region", "0"}, {"command-bind", "127.0.0.1"},
-      {"graphite", ""},     {"metrics", ""}};
+  const std::map<std::string, std::string> defaults = {{"stats-prefix", ""},
+                                                       {"stats-region", "0"},
+                                                       {"command-bind", "127.0.0.1"},
+                                                       {"graphite", ""},
+                                                       {"metrics", ""}};
   for (const auto& [k, d] : defaults) {
     const auto it = set.find(k);
     v.set(k, it == set.end() ? d : it->second, it != set.end());
@@ -21,7 +23,8 @@ OptionValues values(std::map<std::string, std::string> set) {
   return v;
 }
 
-std::string error_of(std::map<std::string, std::string> set, const std::string& instrument = "freia") {
+std::string error_of(std::map<std::string, std::string> set,
+                     const std::string& instrument = "freia") {
   try {
     read_operator_settings(values(std::move(set)), "multiblade", instrument);
   } catch (const ConfigError& e) {
@@ -59,12 +62,14 @@ TEST(OperatorSettings, BadValuesNameTheOption) {
   EXPECT_NE(error_of({{"graphite", "h:0"}}).find("--graphite: 'h:0' has a bad port"),
             std::string::npos);
   EXPECT_NE(error_of({{"graphite", "h:70000"}}).find("has a bad port"), std::string::npos);
-  EXPECT_NE(error_of({{"metrics", "::1:9100"}}).find("--metrics: '::1:9100' has an IPv6 address "
-                                                     "without brackets"),
+  EXPECT_NE(error_of({{"metrics", "::1:9100"}})
+                .find("--metrics: '::1:9100' has an IPv6 address "
+                      "without brackets"),
             std::string::npos);
   EXPECT_NE(error_of({{"metrics", "[::1:9100"}}).find("unclosed"), std::string::npos);
-  EXPECT_NE(error_of({{"stats-prefix", "a..b"}}).find("--stats-prefix: 'a..b' is not a metric path"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of({{"stats-prefix", "a..b"}}).find("--stats-prefix: 'a..b' is not a metric path"),
+      std::string::npos);
   EXPECT_NE(error_of({{"stats-prefix", "a b"}}).find("--stats-prefix"), std::string::npos);
   EXPECT_NE(error_of({{"stats-region", "x.y"}}).find("--stats-region: 'x.y' is not a name"),
             std::string::npos);
@@ -88,7 +93,8 @@ TEST(PrometheusNames, CountersGaugesAndUnits) {
             "efu_receive_packets_total");
   EXPECT_EQ(prometheus_series("receive.ring.fill", CounterKind::kGauge).name,
             "efu_receive_ring_fill");
-  EXPECT_EQ(prometheus_series("odd-name.x/y", CounterKind::kCounter).name, "efu_odd_name_x_y_total");
+  EXPECT_EQ(prometheus_series("odd-name.x/y", CounterKind::kCounter).name,
+            "efu_odd_name_x_y_total");
   const PrometheusSeries idle = prometheus_series("process.idle_ns", CounterKind::kCounter);
   EXPECT_EQ(idle.name, "efu_process_idle_seconds_total");
   EXPECT_DOUBLE_EQ(idle.scale, 1e-9);
