@@ -68,6 +68,21 @@ constexpr OptionSpec kHostOptions[] = {
     {"ev44-max-latency-ms", OptionType::kInt, "100", "Flush an ev44 message at this age"},
     {"raw-sample-every", OptionType::kInt, "0",
      "Publish every Nth packet to the samples topic as ar51 (0: off)"},
+    // Operator interfaces (docs/operations.md).
+    {"command-port", OptionType::kInt, "0",
+     "TCP port of the command port, the reference EFU's protocol (0: off)"},
+    {"command-bind", OptionType::kString, "127.0.0.1",
+     "Address the command port listens on; it can stop efu, so keep it local"},
+    {"command-idle-timeout", OptionType::kFloat, "60",
+     "Seconds after which a silent command-port client is closed"},
+    {"graphite", OptionType::kString, "",
+     "Send every counter to Graphite/Carbon plaintext at HOST:PORT each stats interval"},
+    {"stats-prefix", OptionType::kString, "",
+     "Counter name prefix on Graphite and the command port (default efu.<instrument>)"},
+    {"stats-region", OptionType::kString, "0",
+     "Name segment after the prefix, as the reference's region (empty: none)"},
+    {"metrics", OptionType::kString, "",
+     "Serve Prometheus /metrics on ADDR:PORT (IPv6: [ADDR]:PORT; empty: off)"},
 };
 
 // Options that only steer the command line itself; never config keys or pipeline options.

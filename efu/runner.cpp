@@ -28,9 +28,11 @@
 #include "efu/errors.h"
 #include "efu/outputs.h"
 #include "host_options.h"
+#include "operator_interfaces.h"
 #include "plugin_loader.h"
 #include "processor.h"
 #include "receiver.h"
+#include "service_notify.h"
 #include "stats_publisher.h"
 #include "threads.h"
 #include "udp_socket.h"
@@ -60,6 +62,7 @@ struct HostSettings {
   double stop_after_s = 0;
   double flush_timeout_s = 5;
   OutputSettings outputs;
+  OperatorSettings ops;
 };
 
 HostSettings read_settings(const OptionValues& v, const std::string& module_name) {
@@ -154,21 +157,28 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   o.raw_sample_every = static_cast<std::uint32_t>(v.get_int("raw-sample-every", 0, 1'000'000'000));
   o.stats_interval_ms = static_cast<std::uint32_t>(s.stats_interval.count());
   o.threads = s.threads;
+
+  s.ops = read_operator_settings(v, module_name, instrument);
+  s.ops.command->port = static_cast<int>(v.get_int("command-port", 0, 65535));
+  s.ops.command->idle_timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(1000 * v.get_float("command-idle-timeout", 0.1, 86400)));
+  if (s.ops.command->port == 0) s.ops.command.reset();
   return s;
 }
 
 // ---- signals --------------------------------------------------------------------------------
 
-/// The stop request: set by the signal thread, the --stop-after deadline or the command port.
+/// The stop request: set by the signal thread, the command port's EXIT or the --stop-after
+/// deadline.
 class StopRequest {
  public:
   void request(std::string reason) {
-    {
-      std::lock_guard lock(mutex_);
-      if (requested_) return;
-      requested_ = true;
-      reason_ = std::move(reason);
-    }
+    // Notify under the lock: the waiter may return and destroy this object as soon as it can
+    // take the lock, and no requester may touch the cv after that.
+    std::lock_guard lock(mutex_);
+    if (requested_) return;
+    requested_ = true;
+    reason_ = std::move(reason);
     cv_.notify_all();
   }
   /// Waits until a stop is requested or `deadline` passes (then requests one itself).
@@ -425,6 +435,11 @@ int run(int argc, const char* const* argv) {
   HostSettings settings = read_settings(values, desc.name);
   spdlog::info("efu {}: plugin {} {} from {}", EFU_VERSION, desc.name, desc.version, plugin.path);
 
+  // The signal thread before any other thread (Kafka's, the interfaces', the data path's):
+  // every thread started after it inherits the blocked signal mask, so only it takes SIGTERM.
+  StopRequest stop_request;
+  SignalWatcher signal_watcher(stop_request);
+
   CounterRegistry counters;
   std::unique_ptr<Outputs> outputs = settings.outputs.broker == "none"
                                          ? make_null_outputs(settings.outputs, counters)
@@ -564,11 +579,9 @@ int run(int argc, const char* const* argv) {
     }
   });
   publisher.set_poll([&] { outputs->poll(); });
+  OperatorInterfaces ops(settings.ops, counters, publisher);
   counters.freeze();
 
-  // The signal thread first: every thread started after it inherits the blocked signal mask.
-  StopRequest stop_request;
-  SignalWatcher signal_watcher(stop_request);
   {
     DataThreads threads;
     for (unsigned r = 0; r < receivers; ++r) {
@@ -600,6 +613,8 @@ int run(int argc, const char* const* argv) {
       publisher.cpu().add_thread(t.name, t.tid.load());
     }
     publisher.start(-1);
+    ops.start([&] { stop_request.request("command port EXIT"); });
+    notify_service_manager("READY=1");
     spdlog::info("running{}", settings.stop_after_s > 0
                                   ? fmt::format(" for {} s", settings.stop_after_s)
                                   : std::string(" until SIGINT/SIGTERM"));
@@ -611,6 +626,7 @@ int run(int argc, const char* const* argv) {
                               : std::chrono::steady_clock::time_point::max();
     const std::string reason = stop_request.wait(deadline);
     spdlog::info("stopping ({}): draining sockets and rings", reason);
+    notify_service_manager("STOPPING=1");
 
     // Order matters: no new packets (each receive thread first takes what its socket holds),
     // then every queued packet through its pipeline, then the pipelines' pending events out,
@@ -630,6 +646,7 @@ int run(int argc, const char* const* argv) {
     spdlog::warn("kafka: {} message(s) not delivered within --flush-timeout {} s", undelivered,
                  settings.flush_timeout_s);
   }
+  ops.stop();
   print_final(counters, undelivered);
   if (!settings.stats_json.empty()) write_stats_json(settings.stats_json, counters);
   spdlog::info("stopped");

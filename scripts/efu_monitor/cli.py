@@ -31,12 +31,24 @@ def parse_args(argv):
                    help="the image covers hits received in the last N seconds")
     p.add_argument("--width", type=int, default=0, help="image width in pixels")
     p.add_argument("--height", type=int, default=0, help="image height in pixels")
+    p.add_argument("--first-pixel", type=int, default=1,
+                   help="pixel id of the image's x=0, y=0 (ESS geometry: 1)")
+    p.add_argument("--x-label", default="x", help="image x axis label, in the detector's terms")
+    p.add_argument("--y-label", default="y", help="image y axis label, in the detector's terms")
+    p.add_argument("--title", help="image title")
+    p.add_argument("--row-groups", metavar="ROWS:NAME",
+                   help="mark bands of ROWS rows on the image, named NAME 0, NAME 1, ...")
     p.add_argument("--quiet", action="store_true", help="no live view, only the summary")
     args = p.parse_args(argv)
     args.events_topic = args.events_topic or args.instrument + "_detector"
     args.status_topic = args.status_topic or args.instrument + "_status"
     if args.image and (args.width <= 0 or args.height <= 0):
         p.error("--image needs --width and --height (> 0)")
+    if args.row_groups:
+        rows, _, name = args.row_groups.partition(":")
+        if not rows.isdigit() or int(rows) <= 0 or not name:
+            p.error(f"--row-groups '{args.row_groups}': expected ROWS:NAME, e.g. 32:cassette")
+        args.row_groups = (int(rows), name)
     if args.duration < 0 or args.max_messages < 0 or args.image_seconds <= 0:
         p.error("--duration and --max-messages must be >= 0, --image-seconds > 0")
     return args
@@ -46,7 +58,8 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     events = EventStats()
     status = StatusView()
-    image = PixelImage(args.width, args.height, args.image_seconds) if args.image else None
+    image = (PixelImage(args.width, args.height, args.image_seconds, args.first_pixel)
+             if args.image else None)
     dump = JsonDump(args.dump_json) if args.dump_json else None
     reader = TopicReader(args.broker, [args.events_topic, args.status_topic],
                          args.from_beginning)
@@ -82,6 +95,6 @@ def main(argv=None):
         if dump:
             dump.close()
     if image:
-        image.save(args.image)
+        image.save(args.image, args.x_label, args.y_label, args.title, args.row_groups)
     print(events.summary() + " " + status.summary(), flush=True)
     return 0

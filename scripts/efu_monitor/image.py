@@ -6,10 +6,14 @@ import numpy as np
 
 
 class PixelImage:
-    def __init__(self, width, height, seconds):
+    """Counts pixel ids on a width x height grid, row-major: id = first_pixel + x + width * y
+    (ESS logical geometry numbers pixels from 1)."""
+
+    def __init__(self, width, height, seconds, first_pixel=1):
         self._width = width
         self._height = height
         self._seconds = seconds
+        self._first = first_pixel
         self._chunks = collections.deque()  # (arrival time, pixel ids)
 
     def add(self, pixel_ids):
@@ -22,18 +26,38 @@ class PixelImage:
         size = self._width * self._height
         hits = np.zeros(size, dtype=np.int64)
         for _, ids in self._chunks:
-            # Pixel ids are row-major, 0-based; those outside the image are ignored.
-            inside = ids[(ids >= 0) & (ids < size)]
+            index = ids - self._first
+            inside = index[(index >= 0) & (index < size)]  # others are not on this grid
             hits += np.bincount(inside, minlength=size)
         return hits.reshape(self._height, self._width)
 
-    def save(self, path):
+    def save(self, path, x_label="x", y_label="y", title=None, row_groups=None):
+        """Writes a PNG sized to the grid's shape, so the image fills the figure. `row_groups`
+        = (rows, name) draws a line every `rows` rows and names each band ("cassette 0", ...)."""
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, ax = plt.subplots()
-        im = ax.imshow(self.counts(), origin="lower", interpolation="nearest")
-        fig.colorbar(im, ax=ax, label="hits")
-        ax.set_title("pixel hits, last {:g} s".format(self._seconds))
-        fig.savefig(path, format="png")
+        counts = self.counts()
+        # Square pixels; the figure follows the grid's aspect within readable bounds.
+        aspect = self._height / self._width
+        plot_w = 5.0 if aspect >= 1 else 8.0
+        plot_h = min(max(plot_w * aspect, 2.5), 7.0)
+        fig, ax = plt.subplots(figsize=(plot_w + 1.8, plot_h + 1.0), layout="constrained")
+        im = ax.imshow(counts, origin="lower", interpolation="nearest", aspect="auto",
+                       extent=(-0.5, self._width - 0.5, -0.5, self._height - 0.5))
+        fig.colorbar(im, ax=ax, label="hits", fraction=0.08, pad=0.02)
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(y_label)
+        total = int(counts.sum())
+        subtitle = f"{total} events received in the last {self._seconds:g} s"
+        ax.set_title(f"{title or 'pixel hits'}\n{subtitle}", fontsize=10)
+        if row_groups:
+            rows, name = row_groups
+            right = ax.secondary_yaxis("right")
+            centres = [g * rows + (rows - 1) / 2 for g in range(self._height // rows)]
+            right.set_yticks(centres, [f"{name} {g}" for g in range(len(centres))])
+            right.tick_params(length=0)
+            for g in range(1, self._height // rows):
+                ax.axhline(g * rows - 0.5, color="white", linewidth=0.6, alpha=0.7)
+        fig.savefig(path, format="png", dpi=100)
         plt.close(fig)
