@@ -31,21 +31,23 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <pthread.h>
 #include <sched.h>
-#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -53,9 +55,9 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
 
 #include "bench_affinity.h"
-
 #include "data_path.h"
 #include "efu/counters.h"
 #include "efu/packet_pool.h"
@@ -176,22 +178,56 @@ class LoopbackSender {
   std::thread thread_;
 };
 
-UdpSocketConfig loopback_socket_config() {
+UdpSocketConfig loopback_socket_config(bool gro = false) {
   UdpSocketConfig config;
   config.bind_address = "127.0.0.1";
   config.port = 0;
+  config.gro = gro;
   return config;
 }
 
-void touch(PacketPool& pool) {
-  std::memset(pool.data(0), 0, pool.slots() * pool.slot_size());
+/// Datagrams per UDP GSO send: at most 64 (the kernel's segment limit) and 64 KB in all.
+unsigned gso_segments(std::size_t payload) {
+  return static_cast<unsigned>(std::min<std::size_t>(64, 65000 / payload));
 }
+
+/// Sends `count` datagrams of `payload` bytes from `fd` (connected) as UDP GSO buffers of up to
+/// gso_segments(payload) datagrams each. Returns how many datagrams went out.
+std::uint64_t send_gso(int fd, std::vector<std::uint8_t>& buffer, std::size_t payload,
+                       std::uint64_t count) {
+  const unsigned per_send = gso_segments(payload);
+  if (buffer.size() < per_send * payload) buffer.assign(per_send * payload, std::uint8_t{0x5a});
+  char control[CMSG_SPACE(sizeof(std::uint16_t))] = {};
+  std::uint64_t sent = 0;
+  while (sent < count) {
+    const auto n = static_cast<unsigned>(std::min<std::uint64_t>(per_send, count - sent));
+    iovec iov{buffer.data(), n * payload};
+    msghdr h{};
+    h.msg_iov = &iov;
+    h.msg_iovlen = 1;
+    if (n > 1) {
+      h.msg_control = control;
+      h.msg_controllen = sizeof(control);
+      cmsghdr* c = CMSG_FIRSTHDR(&h);
+      c->cmsg_level = SOL_UDP;
+      c->cmsg_type = UDP_SEGMENT;
+      c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+      const auto segment = static_cast<std::uint16_t>(payload);
+      std::memcpy(CMSG_DATA(c), &segment, sizeof(segment));
+    }
+    if (sendmsg(fd, &h, 0) < 0) break;
+    sent += n;
+  }
+  return sent;
+}
+
+void touch(PacketPool& pool) { std::memset(pool.data(0), 0, pool.slots() * pool.slot_size()); }
 
 /// What every run reports, whichever path it measures.
 struct RunTotals {
-  std::uint64_t packets = 0;      // counted in the timed loop
-  std::uint64_t calls = 0;        // recvmmsg() / receive_batch() calls in the timed loop
-  std::uint64_t rx_cpu_ns = 0;    // receiving thread, timed part only
+  std::uint64_t packets = 0;    // counted in the timed loop
+  std::uint64_t calls = 0;      // recvmmsg() / receive_batch() calls in the timed loop
+  std::uint64_t rx_cpu_ns = 0;  // receiving thread, timed part only
   std::uint64_t kernel_drops = 0;
   bool stalled = false;
 };
@@ -231,9 +267,14 @@ bool receive_packets(std::uint64_t target, Path& path, RunTotals& totals) {
 
 class BaselinePath {
  public:
+  static constexpr bool kGroSocket = false;
   BaselinePath(int fd, std::size_t payload, const Pinning& /*pins*/)
-      : fd_(fd), payload_(payload), pool_(kBatch, kMaxDatagram), messages_(kBatch),
-        iovecs_(kBatch), control_(kBatch * kControlSpace) {
+      : fd_(fd),
+        payload_(payload),
+        pool_(kBatch, kMaxDatagram),
+        messages_(kBatch),
+        iovecs_(kBatch),
+        control_(kBatch * kControlSpace) {
     // Same buffers as efu's receiver: slots of a PacketPool with the same slot size. One batch
     // of slots, reused every call: the least any receiver can do.
     touch(pool_);
@@ -329,14 +370,16 @@ class NoopConsumer {
         if (Clock::now() > deadline) break;
         continue;
       }
+      std::size_t freed = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        slots[i] = refs[i].slot;
+        // With UDP GRO several datagrams share a slot: it goes back with its last one.
+        if (release_segment(*lane_.pool, refs[i].slot)) slots[freed++] = refs[i].slot;
         wrong_size_ += refs[i].size != payload_;
       }
       // The return ring holds every slot of the pool, so this never comes back short.
       const std::size_t returned =
-          lane_.returned.push_bulk(std::span<const std::uint32_t>(slots, n));
-      lost_returns_ += n - returned;
+          lane_.returned.push_bulk(std::span<const std::uint32_t>(slots, freed));
+      lost_returns_ += freed - returned;
       packets_ += n;
     }
     cpu_ns_ = thread_cpu_ns() - cpu_start;
@@ -354,26 +397,37 @@ class NoopConsumer {
   std::thread thread_;
 };
 
-ReceiverConfig receiver_config() {
+ReceiverConfig receiver_config(bool gro) {
   ReceiverConfig config;
   config.batch_size = kBatch;
   config.max_datagram = kMaxDatagram;
+  config.gro = gro;
   return config;
 }
 
-class EfuPath {
+/// efu's receive path; with kGro the socket has UDP_GRO and the receiver splits coalesced
+/// buffers (efu --gro on).
+template <bool kGro>
+class EfuPathT {
  public:
+  static constexpr bool kGroSocket = kGro;
   // Pool and ring sized as efu's runner does for one processing thread.
-  EfuPath(int fd, std::size_t payload, const Pinning& pins)
-      : pool_(pool_slots_needed(1, kRingCapacity, kBatch, kBatch), kMaxDatagram),
+  EfuPathT(int fd, std::size_t payload, const Pinning& pins)
+      : pool_(pool_slots_needed(1, kRingCapacity, kBatch, kBatch),
+              receive_slot_size(receiver_config(kGro))),
         lane_(kRingCapacity, pool_),
-        receiver_(fd, receiver_config(), pool_, {&lane_}, nullptr, counters_),
+        receiver_(fd, receiver_config(kGro), pool_, {&lane_}, nullptr, counters_),
         consumer_(lane_, static_cast<std::uint32_t>(payload), pins.consumer) {
     touch(pool_);  // the consumer has nothing to read yet: no race on the slots
     counters_.freeze();
   }
 
-  std::uint64_t receive_batch() { return receiver_.receive_batch(); }
+  /// Datagrams received by one receive_batch() call.
+  std::uint64_t receive_batch() {
+    const std::uint64_t before = receiver_.own_counters().packets;
+    receiver_.receive_batch();
+    return receiver_.own_counters().packets - before;
+  }
   std::uint64_t kernel_drops() const { return counters_.value("receive.dropped.kernel"); }
 
   void finish(benchmark::State& state) {
@@ -399,7 +453,11 @@ class EfuPath {
   NoopConsumer consumer_;
 };
 
-// ---- the two ways of driving a path --------------------------------------------------------------
+using EfuPath = EfuPathT<false>;
+using EfuGroPath = EfuPathT<true>;
+
+// ---- the two ways of driving a path
+// --------------------------------------------------------------
 
 /// Streaming: a sender thread sends flat out; each iteration receives a fixed packet count.
 template <typename Path>
@@ -439,10 +497,11 @@ void receive_stream(benchmark::State& state) {
 template <typename Path>
 void receive_drain(benchmark::State& state) {
   const std::size_t payload = static_cast<std::size_t>(state.range(0));
+  const bool gso = state.range(1) != 0;  // the burst is sent as UDP GSO buffers
   const Pinning pins = pinning_from_env();
   AffinityGuard affinity;
   pin_current_thread(pins.receiver);
-  UdpSocket socket(loopback_socket_config());
+  UdpSocket socket(loopback_socket_config(Path::kGroSocket));
   ::fcntl(socket.fd(), F_SETFL, ::fcntl(socket.fd(), F_GETFL) | O_NONBLOCK);
   Path path(socket.fd(), payload, pins);
 
@@ -460,12 +519,14 @@ void receive_drain(benchmark::State& state) {
     m.msg_hdr.msg_iovlen = 1;
   }
 
+  std::vector<std::uint8_t> gso_buffer;
   RunTotals totals;
   std::uint64_t sent = 0;
   const std::uint64_t drops_before = path.kernel_drops();
   for (auto _ : state) {
     state.PauseTiming();
-    for (std::uint64_t done = 0; done < burst;) {
+    if (gso) sent += send_gso(tx, gso_buffer, payload, burst);
+    for (std::uint64_t done = gso ? burst : 0; done < burst;) {
       const unsigned want = static_cast<unsigned>(std::min<std::uint64_t>(kBatch, burst - done));
       const int n = sendmmsg(tx, messages.data(), want, 0);
       if (n <= 0) break;  // counted below as a stall if nothing arrives
@@ -493,6 +554,86 @@ void receive_drain(benchmark::State& state) {
   path.finish(state);
 }
 
+/// Several receive threads (efu --receive-threads N): N sockets on one port with SO_REUSEPORT,
+/// each drained by its own thread through efu's receive path. With timing paused, 16 flows
+/// (distinct source ports, which the kernel spreads over the sockets) send a burst; then all
+/// threads drain at once and the iteration ends when the last one is done. Items/s is the
+/// aggregate rate; compare threads=2 with threads=1 in the same run.
+void receive_drain_threads(benchmark::State& state) {
+  const std::size_t payload = static_cast<std::size_t>(state.range(0));
+  const auto threads = static_cast<unsigned>(state.range(1));
+  constexpr unsigned kFlows = 16;
+  const Pinning pins = pinning_from_env();
+  AffinityGuard affinity;
+
+  std::deque<UdpSocket> sockets;
+  UdpSocketConfig config = loopback_socket_config();
+  config.reuse_port = true;
+  for (unsigned t = 0; t < threads; ++t) {
+    sockets.emplace_back(config);
+    config.port = sockets.front().bound_port();
+    ::fcntl(sockets.back().fd(), F_SETFL, ::fcntl(sockets.back().fd(), F_GETFL) | O_NONBLOCK);
+  }
+  std::deque<EfuPath> paths;
+  for (unsigned t = 0; t < threads; ++t) paths.emplace_back(sockets[t].fd(), payload, pins);
+  // The total stays within what one socket can hold, so threads=1 drops nothing either.
+  const std::uint64_t burst =
+      std::min<std::uint64_t>(kDrainBurstMax, sockets.front().granted_rcvbuf() / payload);
+  std::vector<int> senders;
+  for (unsigned f = 0; f < kFlows; ++f) senders.push_back(connected_sender_socket(config.port));
+  std::vector<std::uint8_t> bytes(payload, std::uint8_t{0x5a});
+
+  std::barrier start(threads + 1);
+  std::barrier done(threads + 1);
+  std::atomic<bool> quit{false};
+  std::vector<std::uint64_t> got(threads, 0);
+  std::vector<std::uint64_t> cpu(threads, 0);
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      for (;;) {
+        start.arrive_and_wait();
+        if (quit.load(std::memory_order_relaxed)) return;
+        const std::uint64_t cpu_before = thread_cpu_ns();
+        for (std::uint64_t n = 1; n != 0;) {
+          n = paths[t].receive_batch();
+          got[t] += n;
+        }
+        cpu[t] += thread_cpu_ns() - cpu_before;
+        done.arrive_and_wait();
+      }
+    });
+  }
+  std::uint64_t sent = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (std::uint64_t i = 0; i < burst; ++i) {
+      if (::send(senders[i % kFlows], bytes.data(), bytes.size(), 0) > 0) ++sent;
+    }
+    state.ResumeTiming();
+    start.arrive_and_wait();
+    done.arrive_and_wait();
+  }
+  quit.store(true, std::memory_order_relaxed);
+  start.arrive_and_wait();
+  for (std::thread& w : workers) w.join();
+  for (const int fd : senders) ::close(fd);
+
+  RunTotals totals;
+  std::uint64_t cpu_total = 0;
+  for (unsigned t = 0; t < threads; ++t) {
+    totals.packets += got[t];
+    totals.kernel_drops += paths[t].kernel_drops();
+    cpu_total += cpu[t];
+    state.counters["share_rx" + std::to_string(t)] =
+        static_cast<double>(got[t]) / static_cast<double>(sent == 0 ? 1 : sent);
+  }
+  totals.rx_cpu_ns = cpu_total;
+  totals.calls = 1;
+  report(state, totals, payload, sent, sockets.front().granted_rcvbuf());
+  for (EfuPath& p : paths) p.finish(state);
+}
+
 void register_all() {
   // Streaming {payload bytes, packets per iteration}: ~0.1-0.5 s per iteration at loopback rates.
   const auto add_stream = [](const char* name, void (*fn)(benchmark::State&)) {
@@ -505,16 +646,30 @@ void register_all() {
   };
   add_stream("receive/baseline", receive_stream<BaselinePath>);
   add_stream("receive/efu", receive_stream<EfuPath>);
-  const auto add_drain = [](const char* name, void (*fn)(benchmark::State&)) {
-    benchmark::RegisterBenchmark(name, fn)
-        ->ArgNames({"payload"})
-        ->Arg(64)
-        ->Arg(8972)
-        ->UseRealTime()
-        ->Unit(benchmark::kMicrosecond);
+  // Drain {payload bytes, burst sent with UDP GSO}: the plain path against the bare receiver,
+  // and UDP GRO (efu --gro on) against the bare receiver without GRO, both fed by a GSO sender.
+  const auto add_drain = [](const char* name, void (*fn)(benchmark::State&), bool with_gso) {
+    auto* b = benchmark::RegisterBenchmark(name, fn)->ArgNames({"payload", "gso"});
+    b->Args({64, 0})->Args({8972, 0});
+    if (with_gso) b->Args({1472, 1})->Args({8972, 1});
+    b->UseRealTime()->Unit(benchmark::kMicrosecond);
   };
-  add_drain("drain/baseline", receive_drain<BaselinePath>);
-  add_drain("drain/efu", receive_drain<EfuPath>);
+  add_drain("drain/baseline", receive_drain<BaselinePath>, true);
+  add_drain("drain/efu", receive_drain<EfuPath>, false);
+  benchmark::RegisterBenchmark("drain_threads/efu", receive_drain_threads)
+      ->ArgNames({"payload", "threads"})
+      ->Args({64, 1})
+      ->Args({64, 2})
+      ->Args({8972, 1})
+      ->Args({8972, 2})
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("drain/efu_gro", receive_drain<EfuGroPath>)
+      ->ArgNames({"payload", "gso"})
+      ->Args({1472, 1})
+      ->Args({8972, 1})
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace
