@@ -28,6 +28,7 @@
 #include "efu/errors.h"
 #include "efu/outputs.h"
 #include "host_options.h"
+#include "memory_budget.h"
 #include "operator_interfaces.h"
 #include "plugin_loader.h"
 #include "processor.h"
@@ -324,20 +325,6 @@ class DataThreads {
   std::vector<Wakeup*> wakeups_;
 };
 
-/// Bytes of memory the kernel says could be allocated now (MemAvailable), or 0 if unknown.
-std::uint64_t available_memory() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::uint64_t kb = 0;
-  std::string unit;
-  while (in >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb * 1024;
-  }
-  return 0;
-}
-
-std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
-
 /// Refuses a data path whose packet pools and rings do not fit in memory, in one line naming
 /// the options that size it.
 void check_memory(const HostSettings& s, std::size_t pool_slots, std::size_t slot_size,
@@ -348,15 +335,15 @@ void check_memory(const HostSettings& s, std::size_t pool_slots, std::size_t slo
                        (static_cast<double>(ring_capacity) * sizeof(PacketRef) +
                         static_cast<double>(pool_slots) * sizeof(std::uint32_t));
   const double need = pools + rings;
-  const std::uint64_t available = available_memory();
+  const MemoryBudget budget = available_memory();
   // Leave a quarter of what is available for Kafka's queue, the plugins and the rest.
-  if (available != 0 && need > 0.75 * static_cast<double>(available)) {
+  if (budget.bytes != 0 && need > 0.75 * static_cast<double>(budget.bytes)) {
     throw ConfigError(fmt::format(
         "--ring-size {} x --processing-threads {} x --receive-threads {} needs {} of packet "
-        "slots ({} B each{}) and rings, but {} of memory is available; expected a smaller "
+        "slots ({} B each{}) and rings, but {} of memory is available ({}); expected a smaller "
         "--ring-size, --processing-threads, --receive-threads or --max-datagram",
-        s.ring_size, s.threads, s.receive_threads, gib(need), slot_size,
-        s.receiver.gro ? ", --gro on" : "", gib(static_cast<double>(available))));
+        s.ring_size, s.threads, s.receive_threads, format_bytes(static_cast<std::uint64_t>(need)),
+        slot_size, s.receiver.gro ? ", --gro on" : "", format_bytes(budget.bytes), budget.source));
   }
 }
 

@@ -3,6 +3,7 @@
 // not a std::exception, several receive threads and UDP GRO. Every assertion is accounting:
 // what was sent equals what was received plus every loss counter.
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -110,6 +111,47 @@ TEST(DataPath, APoolThatDoesNotFitInMemoryIsRefusedInOneLine) {
   EXPECT_EQ(err.substr(err.find("efu: error:")).find('\n'),
             err.size() - err.find("efu: error:") - 1)
       << "more than one line: " << err;
+}
+
+/// The one "efu: error:" line of a run that must fail at start-up with exit code 2.
+std::string start_up_error(Child& efu) {
+  const auto code = efu.wait(60s);
+  EXPECT_TRUE(code.has_value());
+  EXPECT_EQ(code.value_or(-1), 2) << efu.err();
+  const std::string err = efu.err();
+  const auto start = err.find("efu: error: ");
+  if (start == std::string::npos) return "(no error line) " + err;
+  EXPECT_EQ(err.find("efu: error: ", start + 1), std::string::npos) << err;
+  return err.substr(start, err.find('\n', start) - start);
+}
+
+TEST(DataPath, APoolBeyondTheAddressSpaceLimitIsRefusedInOneLine) {
+  // MemAvailable may be large; under ulimit -v 2 GB the pool of 262272 slots of 9024 B does
+  // not fit, and the line says which limit bit.
+  std::string command = "ulimit -v 2000000 && exec";
+  for (const std::string& a :
+       efu_args("efu_counting.so", free_udp_port(), {"--ring-size", "262144"})) {
+    command += " '" + a + "'";
+  }
+  Child efu({"/bin/bash", "-c", command});
+  const std::string line = start_up_error(efu);
+  EXPECT_NE(line.find("--ring-size 262144 x --processing-threads 1"), std::string::npos) << line;
+  EXPECT_NE(line.find("(RLIMIT_AS)"), std::string::npos) << line;
+}
+
+TEST(DataPath, AFailingSocketOptionStopsStartUpWithOneLine) {
+  // Issue 10 item 7: without SO_RXQ_OVFL kernel drops would go uncounted, without SO_RCVTIMEO
+  // a stop could hang. A shim makes the kernel refuse each in turn.
+  for (const auto& [number, name] :
+       {std::pair{SO_RXQ_OVFL, "SO_RXQ_OVFL"}, std::pair{SO_RCVTIMEO, "SO_RCVTIMEO"}}) {
+    Child efu(efu_args("efu_counting.so", free_udp_port(), {}),
+              {std::string("LD_PRELOAD=") + EFU_TEST_FAIL_SETSOCKOPT,
+               "EFU_TEST_FAIL_SOCKOPT=" + std::to_string(number)});
+    const std::string line = start_up_error(efu);
+    EXPECT_NE(line.find(std::string("setsockopt(") + name + ") failed: Protocol not available"),
+              std::string::npos)
+        << line;
+  }
 }
 
 TEST(DataPath, AFactoryThatThrowsAnythingIsAOneLineStartUpError) {
