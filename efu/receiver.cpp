@@ -42,7 +42,16 @@ Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::
       gro_buffers_(counters.counter("receive.gro.buffers")),
       dispatch_(pool, std::move(lanes), route_key,
                 std::size_t{config.batch_size} * (config.gro ? kMaxGroSegments : 1),
-                dropped_ring_full_) {}
+                dropped_ring_full_) {
+  for (unsigned i = 0; i < config.batch_size; ++i) {
+    iovecs_[i] = iovec{nullptr, slot_size_};
+    msghdr& h = messages_[i].msg_hdr;
+    h = msghdr{};
+    h.msg_iov = &iovecs_[i];
+    h.msg_iovlen = 1;
+    h.msg_control = control_.data() + i * kControlSpace;
+  }
+}
 
 void Receiver::handle_kernel_drops(const msghdr& h, std::uint32_t& gro_size) noexcept {
   for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(const_cast<msghdr*>(&h), c)) {
@@ -76,16 +85,13 @@ int Receiver::receive_batch(bool dont_wait) {
   for (unsigned i = 0; i < want; ++i) {
     const std::uint32_t slot = dispatch_.peek_free(i);
     batch_slots_[i] = slot;
-    iovecs_[i] = iovec{pool.data(slot), slot_size_};
+    iovecs_[i].iov_base = pool.data(slot);
+    // Only what changes per call: the slot, and the lengths the kernel wrote back. The rest of
+    // each header was set once in the constructor.
     msghdr& h = messages_[i].msg_hdr;
-    h = msghdr{};
     h.msg_name = &pool.source(slot).v6;  // the kernel writes the sender here: no extra copy
     h.msg_namelen = sizeof(sockaddr_in6);
-    h.msg_iov = &iovecs_[i];
-    h.msg_iovlen = 1;
-    h.msg_control = control_.data() + i * kControlSpace;
     h.msg_controllen = kControlSpace;
-    messages_[i].msg_len = 0;
   }
   const int n =
       recvmmsg(fd_, messages_.data(), want, dont_wait ? MSG_DONTWAIT : MSG_WAITFORONE, nullptr);
@@ -152,13 +158,14 @@ void Receiver::run(const std::atomic<bool>& stop) {
 std::uint64_t Receiver::discard_remaining() noexcept {
   // Read and count what is left, into one small scratch buffer (MSG_TRUNC: the datagram is
   // consumed whatever its size).
+  // At stop, off the hot path: its own headers, so the receive state stays as it was.
   std::uint8_t scratch[64];
-  std::vector<mmsghdr>& m = messages_;
-  for (unsigned i = 0; i < m.size(); ++i) {
-    iovecs_[i] = iovec{scratch, sizeof scratch};
-    m[i].msg_hdr = msghdr{};
-    m[i].msg_hdr.msg_iov = &iovecs_[i];
-    m[i].msg_hdr.msg_iovlen = 1;
+  iovec iov{scratch, sizeof scratch};
+  std::vector<mmsghdr> m(64);
+  for (mmsghdr& x : m) {
+    x.msg_hdr = msghdr{};
+    x.msg_hdr.msg_iov = &iov;
+    x.msg_hdr.msg_iovlen = 1;
   }
   std::uint64_t discarded = 0;
   while (discarded < kMaxDiscardAtStop) {
