@@ -1,19 +1,23 @@
 // Waking a sleeping processing thread without a syscall per packet (design.md §3).
 //
 // A processing thread with nothing to do spins briefly, then sleeps on a futex; a receive thread
-// that has just pushed packets calls notify(), which costs one fence and one load while the
-// consumer is awake, and a FUTEX_WAKE only when it announced that it sleeps. So a busy data path
+// that has just pushed packets calls notify(), which costs one read-modify-write on a cache line
+// it owns while the consumer is awake, and a FUTEX_WAKE only when it announced that it sleeps. So a busy data path
 // makes no extra syscall and an idle efu wakes only for its tick timer.
 //
-// The lost-wakeup argument (the classic Dekker pairing, both sides with a seq_cst fence):
-//   consumer: seen = epoch; sleeping = true; FENCE; if (work visible) cancel; else
-//   futex_wait(epoch, seen) producer: publish work (ring push, release); FENCE; if (sleeping) {
-//   ++epoch; futex_wake }
-// The two fences are totally ordered. If the producer's fence comes first, the consumer's check
-// after its own fence sees the pushed work and does not sleep. If the consumer's fence comes
-// first, the producer's load after its fence sees sleeping == true and wakes it; and if that wake
-// lands between the consumer's check and its futex_wait, the epoch has already moved past `seen`,
-// so the kernel refuses to sleep (EAGAIN). A timeout bounds every sleep anyway (ticks).
+// The lost-wakeup argument. Both sides make a seq_cst read-modify-write on `sleeping_` (no
+// stand-alone fences: ThreadSanitizer does not model them, and an RMW is no dearer on x86):
+//   consumer: seen = epoch; sleeping.exchange(1); if (work visible) cancel; else
+//             futex_wait(epoch, seen)
+//   producer: publish work (ring push, release); if (sleeping.fetch_add(0) != 0) {
+//             ++epoch; futex_wake }
+// RMWs on one variable are totally ordered and each reads the latest value. If the producer's
+// RMW comes first, it reads 0 and does not wake, but the consumer's exchange (acquire) reads
+// the value the producer's RMW (release) wrote, so everything the producer did before it, the
+// push included, is visible to the consumer's check, which cancels the sleep. If the consumer's
+// exchange comes first, the producer reads 1 and wakes it; and if that wake lands between the
+// consumer's check and its futex_wait, the epoch has already moved past `seen`, so the kernel
+// refuses to sleep (EAGAIN). A timeout bounds every sleep anyway (ticks).
 #pragma once
 
 #include <linux/futex.h>
@@ -30,8 +34,8 @@ class Wakeup {
  public:
   /// Producer side, after publishing work. Cheap while the consumer is awake.
   void notify() noexcept {
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the fence in sleep()
-    if (sleeping_.load(std::memory_order_relaxed)) {
+    // acq_rel would do; seq_cst states the pairing with sleep()'s exchange.
+    if (sleeping_.fetch_add(0, std::memory_order_seq_cst) != 0) {
       epoch_.fetch_add(1, std::memory_order_relaxed);
       futex(FUTEX_WAKE_PRIVATE, 1, nullptr);
       wakes_.fetch_add(1, std::memory_order_relaxed);
@@ -43,14 +47,13 @@ class Wakeup {
   template <typename HasWork>
   void sleep(std::uint64_t timeout_ns, HasWork&& has_work) noexcept {
     const std::uint32_t seen = epoch_.load(std::memory_order_relaxed);
-    sleeping_.store(true, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the fence in notify()
+    sleeping_.exchange(1, std::memory_order_seq_cst);  // pairs with notify()'s fetch_add
     if (!has_work()) {
       timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000),
                   static_cast<long>(timeout_ns % 1'000'000'000)};
       futex(FUTEX_WAIT_PRIVATE, seen, &ts);
     }
-    sleeping_.store(false, std::memory_order_relaxed);
+    sleeping_.store(0, std::memory_order_relaxed);
   }
 
   /// How many notify() calls made a syscall (for tests and the idle counters).
@@ -65,7 +68,7 @@ class Wakeup {
   }
 
   alignas(64) std::atomic<std::uint32_t> epoch_{0};
-  std::atomic<bool> sleeping_{false};
+  std::atomic<std::uint32_t> sleeping_{0};
   std::atomic<std::uint64_t> wakes_{0};  // written by producers only (one per consumer's lanes)
 };
 
