@@ -37,13 +37,13 @@ def write(target, name, data):
 
 
 def main():
-    # ess_header: one selector byte (type = 0x40 | low nibble, bit 7: MaxPulseTimeNS) + packet.
+    # ess_header: one datagram (the target parses Freia's type, 0x48).
     readouts = vmm3(0, 0, 0, 20, 300) + vmm3(0, 0, 1, 30, 400)
-    write("ess_header", "v1_freia_two_readouts", b"\x08" + ess_header(1, 0x48, 40) + readouts)
-    write("ess_header", "v0_heartbeat", b"\x08" + ess_header(0, 0x48, 0))
-    write("ess_header", "v1_loki_caen", b"\x84" + ess_header(1, 0x44, 24) +
+    write("ess_header", "v1_freia_two_readouts", ess_header(1, 0x48, 40) + readouts)
+    write("ess_header", "v0_heartbeat", ess_header(0, 0x48, 0))
+    write("ess_header", "v1_caen_block", ess_header(1, 0x48, 24) +
           struct.pack("<BBHIIBBHHHHH", 0, 0, 24, 1_700_000_000, 7, 0, 1, 0, 100, 200, 300, 400))
-    write("ess_header", "bad_cookie", b"\x08" + ess_header(1, 0x48, 0).replace(b"ESS", b"ESX"))
+    write("ess_header", "bad_cookie", ess_header(1, 0x48, 0).replace(b"ESS", b"ESX"))
 
     # multiblade packets: the demo geometry's cassettes are on fibers 0..1, FENs 0..1.
     hits = b"".join(vmm3(f, 0, v, c, 200, (1_700_000_000, 1000 + 10 * c))

@@ -3,7 +3,7 @@
 // descriptor, options, create(), process(), tick(), flush().
 //
 // Two modes, chosen at build time (tests/fuzz/CMakeLists.txt):
-// - packets (default): the input is a series of datagrams, each a 2-byte little-endian length
+// - packets (default): one pipeline for the whole run; each input is a series of datagrams, each a 2-byte little-endian length
 //   followed by that many bytes (a short tail is one last datagram). They go through process()
 //   in batches of up to 8, with a tick() between batches and flush() at the end. Any datagram
 //   must be counted and skipped or used; nothing may crash, leak or read out of bounds.
@@ -61,7 +61,8 @@ efu::OptionValues options(const efu::PluginDescriptor& d) {
 }
 
 void run_packets(efu::Pipeline& pipeline, const std::uint8_t* data, std::size_t size) {
-  std::vector<efu::PacketView> batch;
+  static std::vector<efu::PacketView> batch;  // reused: no allocation per input
+  batch.clear();
   std::uint64_t now_ns = 1'000'000'000;
   while (size > 0) {
     std::size_t length = size;
@@ -90,9 +91,15 @@ void run_packets(efu::Pipeline& pipeline, const std::uint8_t* data, std::size_t 
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const efu::PluginDescriptor& d = *efu_plugin_entry();
+#ifdef EFU_FUZZ_CONFIG_OPTION
   efu::OptionValues values = options(d);
   efu::CounterRegistry counters;
   CountingSink sink;
+#else
+  static const efu::OptionValues values = options(d);
+  static efu::CounterRegistry counters;
+  static CountingSink sink;
+#endif
 #ifdef EFU_FUZZ_CONFIG_OPTION
   // The input as a file without touching the disk.
   const int fd = memfd_create("efu-fuzz-config", 0);
@@ -115,7 +122,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     run_packets(*pipeline, kNothing, sizeof kNothing);
   }
 #else
-  std::unique_ptr<efu::Pipeline> pipeline(d.create(efu::PipelineContext{values, counters, sink, 0, 1}));
+  // One pipeline for the whole run: creating one per input would cost far more than the input
+  // (buffers sized from the geometry). State carried across inputs only widens what is reached.
+  static efu::Pipeline* const pipeline = d.create(efu::PipelineContext{values, counters, sink, 0, 1});
   run_packets(*pipeline, data, size);
 #endif
   return 0;
