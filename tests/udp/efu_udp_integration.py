@@ -127,7 +127,7 @@ def test_sweep_short(port: int, tmp: Path):
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("case", choices=["no-loss", "skip-every", "sweep-short"])
+    p.add_argument("case", choices=["clean-link", "skip-every", "sweep-short"])
     p.add_argument("--port", type=int, required=True)
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="udp-it-") as tmp:
