@@ -64,6 +64,15 @@ CaenConfig parse(const JsonDocument& doc, const std::string& origin) {
       ring.fens = static_cast<std::uint32_t>(r.get_int("FENs", 1, kMaxFen + 1));
       ring.fen_offset = static_cast<std::uint32_t>(r.get_int("FENOffset", 0, 255));
     }
+    // ev44 pixel ids are int32: the whole grid must fit.
+    const std::uint64_t pixels =
+        std::uint64_t{c.resolution} * c.total_groups * kLokiStrawsPerGroup;
+    if (pixels > 0x7FFF'FFFF) {
+      root.at("Resolution").fail(std::to_string(c.resolution) + " × " +
+                                 std::to_string(c.total_groups * kLokiStrawsPerGroup) +
+                                 " straws is " + std::to_string(pixels) +
+                                 " pixels; expected at most 2147483647");
+    }
   }
   return c;
 }
