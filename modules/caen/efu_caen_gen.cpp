@@ -54,6 +54,7 @@ struct Settings {
   double spot_x = -1, spot_y = -1, spot_radius = 10, ring_width = 3;
   std::uint64_t noise_per_pulse = 0;
   int noise_below = 100;
+  std::uint64_t late_per_pulse = 0;
   unsigned queues = 1;
   unsigned header_version = 1;
   std::uint64_t seed = 1;
@@ -358,6 +359,8 @@ class Generator {
       // Pulse times sit on ESS ticks, so what efu decodes is exactly what the truth file says.
       const ess::EssTime pulse_ess = ess::to_ess(start_ns + pulse * kPulsePeriodNs);
       const std::uint64_t pulse_ns = ess::to_ns(pulse_ess.high, pulse_ess.low);
+      // (The first pulse's previous pulse is not on a tick: no late neutrons refer to it.)
+      if (pulse > 0) run_late(pulse_ns, prev_pulse);
       run_pulse(pulse_ns, prev_pulse);
       prev_pulse = pulse_ns;
     }
@@ -370,7 +373,7 @@ class Generator {
     out << "{\"instrument\": \"" << instrument_name(config_.instrument)
         << "\", \"packets\": " << sent_packets_ << ", \"data_packets\": " << data_packets_
         << ", \"readouts\": " << readouts_ << ", \"neutrons\": " << neutrons_
-        << ", \"noise\": " << noise_ << ", \"send_errors\": " << sender_.send_errors()
+        << ", \"late\": " << late_ << ", \"noise\": " << noise_ << ", \"send_errors\": " << sender_.send_errors()
         << ", \"faults\": {";
     bool first = true;
     for (const auto& [name, n] : fault_counts_) {
@@ -444,21 +447,37 @@ class Generator {
     ++readouts_;
   }
 
+  void neutron(std::uint64_t reference_ns, std::uint64_t tof, std::uint64_t pulse_ns,
+               std::uint64_t prev_ns) {
+    const std::uint32_t pixel = draw_pixel();
+    // The readout time is what the electronics stamp: efu adds ReadoutConstDelayNS back.
+    const std::uint64_t stamped =
+        reference_ns + tof - static_cast<std::uint64_t>(config_.readout_delay_ns);
+    const CaenReadout r = readout_of(*recipes_.find(pixel), stamped);
+    add(r, pulse_ns, prev_ns);
+    ++neutrons_;
+    if (truth_) {
+      const std::uint64_t decoded = ess::to_ns(r.time_high, r.time_low) +
+                                    static_cast<std::uint64_t>(config_.readout_delay_ns);
+      truth_ << reference_ns << ' ' << decoded - reference_ns << ' ' << pixel << '\n';
+    }
+  }
+
+  // Neutrons of the previous pulse that arrive in the new pulse's packets (their TOF is in the
+  // last 90 us of the previous pulse, after every regular neutron): efu measures them against
+  // the header's previous pulse time.
+  void run_late(std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    for (std::uint64_t k = 0; k < s_.late_per_pulse; ++k) {
+      neutron(prev_ns, kPulsePeriodNs - 90'000 + k * (80'000 / s_.late_per_pulse), pulse_ns, prev_ns);
+      ++late_;
+    }
+  }
+
   void run_pulse(std::uint64_t pulse_ns, std::uint64_t prev_ns) {
     std::uint64_t noise_left = s_.noise_per_pulse;
     for (std::uint64_t i = 0; i < s_.neutrons_per_pulse; ++i) {
       const std::uint64_t tof = kFirstTofNs + i * spacing_;
-      const std::uint32_t pixel = draw_pixel();
-      // The readout time is what the electronics stamp: efu adds ReadoutConstDelayNS back.
-      const std::uint64_t stamped = pulse_ns + tof - static_cast<std::uint64_t>(config_.readout_delay_ns);
-      const CaenReadout r = readout_of(*recipes_.find(pixel), stamped);
-      add(r, pulse_ns, prev_ns);
-      ++neutrons_;
-      if (truth_) {
-        const std::uint64_t decoded = ess::to_ns(r.time_high, r.time_low) +
-                                      static_cast<std::uint64_t>(config_.readout_delay_ns);
-        truth_ << pulse_ns << ' ' << decoded - pulse_ns << ' ' << pixel << '\n';
-      }
+      neutron(pulse_ns, tof, pulse_ns, prev_ns);
       if (noise_left != 0) {
         // A readout of a real channel whose amplitudes sum to less than --noise-below: efu
         // drops it as readouts.errors.amplitude_low when its --amplitude-threshold is that.
@@ -553,6 +572,7 @@ class Generator {
   std::chrono::steady_clock::time_point start_;
   std::uint64_t spacing_ = 0;
   std::uint64_t sent_packets_ = 0, data_packets_ = 0, readouts_ = 0, neutrons_ = 0, noise_ = 0;
+  std::uint64_t late_ = 0;  // neutrons of the previous pulse (counted in neutrons_ too)
   std::map<std::string, std::uint64_t> fault_counts_;
 };
 
@@ -583,6 +603,10 @@ int main(int argc, char** argv) {
   app.add_option("--noise-per-pulse", s.noise_per_pulse, "Low-amplitude noise readouts per pulse (<= neutrons)");
   app.add_option("--noise-below", s.noise_below, "Noise amplitude sums stay below this (efu's --amplitude-threshold)")
       ->check(CLI::Range(5, 100000))->capture_default_str();
+  app.add_option("--late-per-pulse", s.late_per_pulse,
+                 "Neutrons of the previous pulse sent with each pulse's readouts (efu measures "
+                 "their TOF against the previous pulse)")
+      ->check(CLI::Range(0, 8000));
   app.add_option("--queues", s.queues, "ESS output queues (ring % queues)")->check(CLI::Range(1, 12))->capture_default_str();
   app.add_option("--header-version", s.header_version, "ESS header version")->check(CLI::Range(0, 1))->capture_default_str();
   app.add_option("--seed", s.seed, "Random seed")->capture_default_str();

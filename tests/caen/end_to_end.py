@@ -133,12 +133,14 @@ def main():
          "--amplitude-threshold", str(threshold),
          "--bind", "127.0.0.1", "--port", str(port), "--broker", args.broker,
          "--events-topic", events_topic, "--status-topic", status_topic,
-         "--stats-json", stats_path, "--stats-interval", "0.5", "--log-level", "warn"])
+         "--stats-json", stats_path, "--stats-interval", "0.5", "--log-level", "warn"]
+        # With faults, two processing threads: packets are routed by output queue (3 queues).
+        + (["--processing-threads", "2"] if args.variant == "faults" else []))
     try:
         wait_for(lambda: udp_port_bound(port), "efu to bind UDP port %d" % port, 20, efu)
         gen = [os.path.join(args.build_dir, "bin", "efu-caen-gen"), "--geometry", geometry,
                "--host", "127.0.0.1", "--port", str(port), "--pulses", "28",
-               "--neutrons-per-pulse", "3000", "--noise-per-pulse", "200",
+               "--neutrons-per-pulse", "3000", "--noise-per-pulse", "200", "--late-per-pulse", "40",
                "--noise-below", str(threshold), "--queues", "3", "--shape", "uniform",
                "--rate-pps", "3000", "--seed", "42",
                "--ground-truth", truth_path, "--summary", summary_path]
@@ -148,6 +150,7 @@ def main():
         with open(summary_path) as f:
             sent = json.load(f)
         check(sent["instrument"] == args.instrument, "generator ran %s" % sent["instrument"])
+        check(sent["late"] > 0, "the generator sent no previous-pulse neutrons")
         check(sent["send_errors"] == 0, "generator send errors: %d" % sent["send_errors"])
         status_counters(args.broker, status_topic, sent["packets"], efu)
         efu.send_signal(signal.SIGTERM)
