@@ -52,9 +52,9 @@ CaenPipeline::CaenPipeline(const LoadedInstrument& instrument, std::int64_t ampl
     : pixels_(instrument.config, instrument.calibration, amplitude_threshold),
       header_parser_(counters, ess::HeaderSettings{detector_type(instrument.config.instrument),
                                                    instrument.config.max_pulse_time_ns}),
-      readout_parser_(counters, pixels_,
-                      ReadoutSettings{instrument.config.max_tof_ns,
-                                      instrument.config.readout_delay_ns}),
+      readout_parser_(
+          counters, pixels_,
+          ReadoutSettings{instrument.config.max_tof_ns, instrument.config.readout_delay_ns}),
       events_(events) {}
 
 void CaenPipeline::process(PacketBatch batch) {
@@ -64,7 +64,8 @@ void CaenPipeline::process(PacketBatch batch) {
       continue;
     }
     readout_parser_.parse(packet.data + header.header_size, packet.size - header.header_size,
-                          header, [this](std::uint64_t pulse_ns, std::uint32_t tof, std::uint32_t pixel) {
+                          header,
+                          [this](std::uint64_t pulse_ns, std::uint32_t tof, std::uint32_t pixel) {
                             events_.add(pulse_ns, tof, pixel);
                           });
   }

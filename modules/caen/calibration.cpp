@@ -61,9 +61,10 @@ Calibration Calibration::parse(const JsonDocument& doc, std::string_view instrum
       pairs.emplace_back(lo, hi);
       const std::vector<JsonNode> k = polynomials[u].elements(4, 4);
       constexpr double kHuge = 1e6;  // finite; anything a real fit gives
-      c.units_.push_back(UnitCalibration{lo, hi, std::min(lo, hi), std::max(lo, hi),
-                                         k[0].as_double(-kHuge, kHuge), k[1].as_double(-kHuge, kHuge),
-                                         k[2].as_double(-kHuge, kHuge), k[3].as_double(-kHuge, kHuge)});
+      c.units_.push_back(
+          UnitCalibration{lo, hi, std::min(lo, hi), std::max(lo, hi), k[0].as_double(-kHuge, kHuge),
+                          k[1].as_double(-kHuge, kHuge), k[2].as_double(-kHuge, kHuge),
+                          k[3].as_double(-kHuge, kHuge)});
     }
     if (intervals_overlap(pairs)) {
       intervals_node.fail("intervals overlap; expected disjoint intervals at least " +

@@ -111,7 +111,8 @@ class Recipes {
     for (std::uint32_t p = 0; p < table_.size(); ++p) {
       if (table_[p].valid) reachable_.push_back(p + 1);
     }
-    if (reachable_.empty()) throw ConfigError("--geometry: '" + config.path + "' has no reachable pixel");
+    if (reachable_.empty())
+      throw ConfigError("--geometry: '" + config.path + "' has no reachable pixel");
   }
 
   const ess::LogicalGeometry& grid() const noexcept { return grid_; }
@@ -143,28 +144,33 @@ class Recipes {
       for (std::uint32_t fen = 0; fen < rc.fens; ++fen) {
         for (std::uint32_t group = 0; group < kLokiGroupsPerFen; ++group) {
           const std::uint32_t layer = group % 4, half = group / 4;
-          const std::uint32_t global = bank.y_offset / 7 + layer * bank.groups_n +
-                                       (rc.fen_offset + fen) * 2 + half;
+          const std::uint32_t global =
+              bank.y_offset / 7 + layer * bank.groups_n + (rc.fen_offset + fen) * 2 + half;
           if (global >= calibration_.groups()) continue;
           for (std::uint32_t unit = 0; unit < kLokiStrawsPerGroup; ++unit) {
             const std::uint32_t y = bank.y_offset + layer * bank.groups_n * 7 +
                                     (rc.fen_offset + fen) * 14 + half * 7 + unit;
             const UnitCalibration& u = calibration_.unit(global, unit);
-            const auto q = static_cast<std::int64_t>(std::llround((u.min + u.max) / 2 * static_cast<double>(s)));
+            const auto q = static_cast<std::int64_t>(
+                std::llround((u.min + u.max) / 2 * static_cast<double>(s)));
             if (calibration_.unit_of(global, static_cast<double>(q) / static_cast<double>(s)) !=
                 static_cast<int>(unit)) {
               continue;
             }
             auto x_of = [&](std::int64_t p) {
               Calibration::Clamp clamp;
-              const double pos = calibration_.correct(global, unit, static_cast<double>(p) / static_cast<double>(s), clamp);
+              const double pos = calibration_.correct(
+                  global, unit, static_cast<double>(p) / static_cast<double>(s), clamp);
               return static_cast<std::int64_t>(std::round(pos * static_cast<double>(steps)));
             };
             for (std::int64_t x = 0; x <= steps; ++x) {
               std::int64_t lo = 0, hi = s;  // the smallest p with x_of(p) >= x
               while (lo < hi) {
                 const std::int64_t mid = (lo + hi) / 2;
-                if (x_of(mid) >= x) hi = mid; else lo = mid + 1;
+                if (x_of(mid) >= x)
+                  hi = mid;
+                else
+                  lo = mid + 1;
               }
               if (x_of(lo) != x) continue;  // not reachable through this correction
               const std::int64_t p = lo;
@@ -187,7 +193,8 @@ class Recipes {
 
   /// The A (with B = sum − A) near `guess` for which `matches(a)` holds, if any.
   template <typename Matches>
-  static std::optional<std::int64_t> search(std::int64_t guess, std::int64_t sum, Matches&& matches) {
+  static std::optional<std::int64_t> search(std::int64_t guess, std::int64_t sum,
+                                            Matches&& matches) {
     for (std::int64_t delta = 0; delta <= 3; ++delta) {
       for (const std::int64_t a : {guess - delta, guess + delta}) {
         if (a >= 0 && a <= sum && matches(a)) return a;
@@ -200,15 +207,19 @@ class Recipes {
   void build_bifrost() {
     const std::int64_t s = std::min<std::int64_t>(kAmplitudeSum, config_.max_amplitude);
     if (s == 0) return;
-    for (std::uint32_t ring = 0; ring <= std::min<std::uint32_t>(config_.max_ring, kMaxRings - 1); ++ring) {
-      for (std::uint32_t group = 0; group <= std::min<std::uint32_t>(config_.max_group, 14); ++group) {
+    for (std::uint32_t ring = 0; ring <= std::min<std::uint32_t>(config_.max_ring, kMaxRings - 1);
+         ++ring) {
+      for (std::uint32_t group = 0; group <= std::min<std::uint32_t>(config_.max_group, 14);
+           ++group) {
         const std::uint32_t global = ring * 15 + group;
         if (global >= calibration_.groups()) continue;
-        for (std::uint32_t unit = 0; unit < std::min<std::uint32_t>(calibration_.group_size(), 3); ++unit) {
+        for (std::uint32_t unit = 0; unit < std::min<std::uint32_t>(calibration_.group_size(), 3);
+             ++unit) {
           const UnitCalibration& u = calibration_.unit(global, unit);
           for (std::uint32_t along = 0; along < 100; ++along) {
             const double target = u.lo + (along == 99 ? 1.0 : (along + 0.5) / 99) * (u.hi - u.lo);
-            const auto guess = static_cast<std::int64_t>(std::llround(target * static_cast<double>(s)));
+            const auto guess =
+                static_cast<std::int64_t>(std::llround(target * static_cast<double>(s)));
             const auto a = search(guess, s, [&](std::int64_t cand) {
               const double ratio = static_cast<double>(cand) / static_cast<double>(s);
               if (calibration_.unit_of(global, ratio) != static_cast<int>(unit)) return false;
@@ -234,8 +245,10 @@ class Recipes {
     const std::int64_t steps = config_.resolution - 1;
     if (steps == 0) return;
     const std::int64_t k = std::max<std::int64_t>(1, kAmplitudeSum / steps);
-    for (std::uint32_t ring = 0; ring <= std::min<std::uint32_t>(config_.max_ring, kMaxRings - 1); ++ring) {
-      for (std::uint32_t group = 0; group <= std::min<std::uint32_t>(config_.max_group, 23); ++group) {
+    for (std::uint32_t ring = 0; ring <= std::min<std::uint32_t>(config_.max_ring, kMaxRings - 1);
+         ++ring) {
+      for (std::uint32_t group = 0; group <= std::min<std::uint32_t>(config_.max_group, 23);
+           ++group) {
         const std::uint32_t x = ring * config_.resolution + group * (config_.resolution / 24);
         for (std::int64_t y = 0; y <= steps; ++y) {
           Recipe r;
@@ -257,12 +270,14 @@ class Recipes {
     auto along_of = [h, s](std::int64_t a, bool& tube_b) {
       tube_b = a < s - a;
       const auto p = static_cast<float>(1.0 * static_cast<double>(a) / static_cast<double>(s));
-      return tube_b ? static_cast<int>(p * 2 * h) : static_cast<int>(std::round(h - (p - 0.5) * 2 * h));
+      return tube_b ? static_cast<int>(p * 2 * h)
+                    : static_cast<int>(std::round(h - (p - 0.5) * 2 * h));
     };
     for (std::uint32_t ring = 0; ring <= std::min<std::uint32_t>(config_.max_ring, 3); ++ring) {
       for (std::uint32_t group = 0; group < 12; ++group) {
         for (int tube = 0; tube < 2; ++tube) {
-          const std::uint32_t x = 2 * group + ((ring == 1 || ring == 3) ? 24 : 0) + static_cast<std::uint32_t>(tube);
+          const std::uint32_t x =
+              2 * group + ((ring == 1 || ring == 3) ? 24 : 0) + static_cast<std::uint32_t>(tube);
           for (int along = 0; along <= h; ++along) {
             const double p = tube == 0 ? 0.5 + static_cast<double>(h - along) / (2.0 * h)
                                        : (along + 0.5) / (2.0 * h);
@@ -278,7 +293,8 @@ class Recipes {
             r.group = static_cast<std::uint8_t>(group);
             r.a = static_cast<std::uint16_t>(*a);
             r.b = static_cast<std::uint16_t>(s - *a);
-            const int y = ((ring == 2 || ring == 3) ? static_cast<int>(config_.resolution / 2) : 0) + along;
+            const int y =
+                ((ring == 2 || ring == 3) ? static_cast<int>(config_.resolution / 2) : 0) + along;
             put(x, static_cast<std::uint32_t>(y), r);
           }
         }
@@ -317,15 +333,23 @@ class Generator {
                  s.size, s.queues) {
     std::stringstream kinds(s.fault_kinds);
     for (std::string k; std::getline(kinds, k, ',');) {
-      if (k == "cookie") faults_.push_back(Fault::kCookie);
-      else if (k == "truncated") faults_.push_back(Fault::kTruncated);
-      else if (k == "version") faults_.push_back(Fault::kVersion);
-      else if (k == "type") faults_.push_back(Fault::kType);
-      else if (k == "corrupt") faults_.push_back(Fault::kCorrupt);
-      else throw ConfigError("--fault-kinds: '" + k + "' is not valid; expected cookie, truncated, version, type or corrupt");
+      if (k == "cookie")
+        faults_.push_back(Fault::kCookie);
+      else if (k == "truncated")
+        faults_.push_back(Fault::kTruncated);
+      else if (k == "version")
+        faults_.push_back(Fault::kVersion);
+      else if (k == "type")
+        faults_.push_back(Fault::kType);
+      else if (k == "corrupt")
+        faults_.push_back(Fault::kCorrupt);
+      else
+        throw ConfigError("--fault-kinds: '" + k +
+                          "' is not valid; expected cookie, truncated, version, type or corrupt");
     }
     if (s.fault_fraction > 0 && faults_.empty()) {
-      throw ConfigError("--fault-kinds: empty; expected at least one kind when --fault-fraction > 0");
+      throw ConfigError(
+          "--fault-kinds: empty; expected at least one kind when --fault-fraction > 0");
     }
     if (!s.ground_truth.empty()) {
       truth_.open(s.ground_truth);
@@ -373,8 +397,8 @@ class Generator {
     out << "{\"instrument\": \"" << instrument_name(config_.instrument)
         << "\", \"packets\": " << sent_packets_ << ", \"data_packets\": " << data_packets_
         << ", \"readouts\": " << readouts_ << ", \"neutrons\": " << neutrons_
-        << ", \"late\": " << late_ << ", \"noise\": " << noise_ << ", \"send_errors\": " << sender_.send_errors()
-        << ", \"faults\": {";
+        << ", \"late\": " << late_ << ", \"noise\": " << noise_
+        << ", \"send_errors\": " << sender_.send_errors() << ", \"faults\": {";
     bool first = true;
     for (const auto& [name, n] : fault_counts_) {
       out << (first ? "" : ", ") << "\"" << name << "\": " << n;
@@ -384,20 +408,25 @@ class Generator {
   }
 
   void print_summary() const {
-    std::printf("sent %llu packets (%llu data), %llu readouts, %llu neutrons, %llu noise, %llu send errors\n",
-                static_cast<unsigned long long>(sent_packets_),
-                static_cast<unsigned long long>(data_packets_),
-                static_cast<unsigned long long>(readouts_),
-                static_cast<unsigned long long>(neutrons_), static_cast<unsigned long long>(noise_),
-                static_cast<unsigned long long>(sender_.send_errors()));
+    std::printf(
+        "sent %llu packets (%llu data), %llu readouts, %llu neutrons, %llu noise, %llu send "
+        "errors\n",
+        static_cast<unsigned long long>(sent_packets_),
+        static_cast<unsigned long long>(data_packets_), static_cast<unsigned long long>(readouts_),
+        static_cast<unsigned long long>(neutrons_), static_cast<unsigned long long>(noise_),
+        static_cast<unsigned long long>(sender_.send_errors()));
   }
 
  private:
   double elapsed_s() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
-  double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
-  std::uint64_t below(std::uint64_t n) { return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng_); }
+  double uniform(double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng_);
+  }
+  std::uint64_t below(std::uint64_t n) {
+    return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng_);
+  }
 
   /// A reachable pixel drawn from the shape, in the instrument's logical grid.
   std::uint32_t draw_pixel() {
@@ -419,7 +448,8 @@ class Generator {
         fy = cy + r * std::sin(angle);
       }
       if (fx < 0 || fy < 0) continue;
-      const std::uint32_t pixel = g.pixel(static_cast<std::uint32_t>(fx), static_cast<std::uint32_t>(fy));
+      const std::uint32_t pixel =
+          g.pixel(static_cast<std::uint32_t>(fx), static_cast<std::uint32_t>(fy));
       if (recipes_.find(pixel) != nullptr) return pixel;
     }
     return all[below(all.size())];  // the shape misses the reachable pixels: anywhere
@@ -442,7 +472,8 @@ class Generator {
 
   void add(const CaenReadout& r, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
     const unsigned queue = (r.fiber / 2U) % packets_.queues();
-    if (!packets_.empty(queue) && !packets_.fits(queue, kReadoutSize)) send_queue(queue, pulse_ns, prev_ns);
+    if (!packets_.empty(queue) && !packets_.fits(queue, kReadoutSize))
+      send_queue(queue, pulse_ns, prev_ns);
     write_readout(packets_.append(queue, kReadoutSize), r);
     ++readouts_;
   }
@@ -468,7 +499,8 @@ class Generator {
   // the header's previous pulse time.
   void run_late(std::uint64_t pulse_ns, std::uint64_t prev_ns) {
     for (std::uint64_t k = 0; k < s_.late_per_pulse; ++k) {
-      neutron(prev_ns, kPulsePeriodNs - 90'000 + k * (80'000 / s_.late_per_pulse), pulse_ns, prev_ns);
+      neutron(prev_ns, kPulsePeriodNs - 90'000 + k * (80'000 / s_.late_per_pulse), pulse_ns,
+              prev_ns);
       ++late_;
     }
   }
@@ -483,7 +515,8 @@ class Generator {
         // drops it as readouts.errors.amplitude_low when its --amplitude-threshold is that.
         --noise_left;
         CaenReadout n = readout_of(*recipes_.find(draw_pixel()), pulse_ns + tof + spacing_ / 2);
-        const auto quarter = static_cast<std::uint16_t>(1 + below(static_cast<std::uint64_t>(std::max(1, (s_.noise_below - 1) / 4))));
+        const auto quarter = static_cast<std::uint16_t>(
+            1 + below(static_cast<std::uint64_t>(std::max(1, (s_.noise_below - 1) / 4))));
         n.a = quarter;
         n.b = quarter;
         n.c = config_.instrument == Instrument::kLoki ? quarter : 0;
@@ -498,15 +531,18 @@ class Generator {
   }
 
   void send_queue(unsigned index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
-    const std::span<const std::uint8_t> packet = packets_.finish(index, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
+    const std::span<const std::uint8_t> packet =
+        packets_.finish(index, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
     send(packet);
     ++data_packets_;
-    if (s_.fault_fraction > 0 && uniform(0, 1) < s_.fault_fraction) inject_fault(index, packet, pulse_ns, prev_ns);
+    if (s_.fault_fraction > 0 && uniform(0, 1) < s_.fault_fraction)
+      inject_fault(index, packet, pulse_ns, prev_ns);
   }
 
   // Faults never touch a packet that carries ground-truth neutrons: each is an extra packet, so
   // every neutron still arrives and each fault lands in exactly one known counter.
-  void inject_fault(unsigned index, std::span<const std::uint8_t> good, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+  void inject_fault(unsigned index, std::span<const std::uint8_t> good, std::uint64_t pulse_ns,
+                    std::uint64_t prev_ns) {
     const Fault kind = faults_[below(faults_.size())];
     std::vector<std::uint8_t> junk(good.begin(), good.end());
     switch (kind) {
@@ -531,7 +567,8 @@ class Generator {
         // (MIRACLES checks no group: its out-of-range group is an x outside the grid.)
         const char* const group_counter =
             config_.instrument == Instrument::kMiracles ? "readout_pixel" : "readout_group";
-        const char* const reasons[] = {"readout_length", "readout_fiber", "readout_fen", group_counter,
+        const char* const reasons[] = {"readout_length",        "readout_fiber",
+                                       "readout_fen",           group_counter,
                                        "readout_time_fraction", "readout_amplitude_zero"};
         for (int k = 0; k < 6; ++k) {
           const auto reason = static_cast<unsigned>(below(6));
@@ -546,7 +583,8 @@ class Generator {
           write_readout(packets_.append(index, kReadoutSize), r);
           ++fault_counts_[reasons[reason]];
         }
-        const std::span<const std::uint8_t> corrupt = packets_.finish(index, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
+        const std::span<const std::uint8_t> corrupt =
+            packets_.finish(index, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
         junk.assign(corrupt.begin(), corrupt.end());
         ++fault_counts_["corrupt"];
         break;
@@ -556,7 +594,8 @@ class Generator {
   }
 
   void send(std::span<const std::uint8_t> bytes) {
-    if (!sender_.send(bytes.data(), static_cast<std::uint32_t>(bytes.size()))) throw std::runtime_error(sender_.error());
+    if (!sender_.send(bytes.data(), static_cast<std::uint32_t>(bytes.size())))
+      throw std::runtime_error(sender_.error());
     ++sent_packets_;
   }
 
@@ -582,48 +621,74 @@ class Generator {
 int main(int argc, char** argv) {
   using efu::caen::Settings;
   Settings s;
-  CLI::App app{"Simulated neutrons of a CAEN charge-division instrument (LoKI, BIFROST, CSPEC, MIRACLES) as ESS CAEN readout over UDP"};
-  app.add_option("--host", s.host, "Destination host name or IPv4/IPv6 address")->capture_default_str();
-  app.add_option("--port", s.port, "Destination UDP port")->check(CLI::Range(1, 65535))->capture_default_str();
-  app.add_option("--geometry", s.geometry, "Instrument config JSON, the facility's format (default: the shipped loki.json)");
-  app.add_option("--calibration", s.calibration, "Calibration JSON (default: the shipped one of the instrument)");
-  app.add_option("--neutrons-per-pulse", s.neutrons_per_pulse, "Neutrons per 14 Hz pulse")->capture_default_str();
+  CLI::App app{
+      "Simulated neutrons of a CAEN charge-division instrument (LoKI, BIFROST, CSPEC, MIRACLES) as "
+      "ESS CAEN readout over UDP"};
+  app.add_option("--host", s.host, "Destination host name or IPv4/IPv6 address")
+      ->capture_default_str();
+  app.add_option("--port", s.port, "Destination UDP port")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  app.add_option("--geometry", s.geometry,
+                 "Instrument config JSON, the facility's format (default: the shipped loki.json)");
+  app.add_option("--calibration", s.calibration,
+                 "Calibration JSON (default: the shipped one of the instrument)");
+  app.add_option("--neutrons-per-pulse", s.neutrons_per_pulse, "Neutrons per 14 Hz pulse")
+      ->capture_default_str();
   app.add_option("--pulses", s.pulses, "Stop after this many pulses (0: no limit)");
   app.add_option("--count", s.count, "Stop at the first pulse end after this many packets");
   app.add_option("--duration", s.duration_s, "Stop at the first pulse end after this many seconds");
   app.add_option("--rate-pps", s.rate_pps, "Packets per second (0: as fast as possible)");
   app.add_option("--rate-gbps", s.rate_gbps, "Gbit/s of UDP payload (instead of --rate-pps)");
-  app.add_option("--size", s.size, "Largest packet, bytes")->check(CLI::Range(56, 8972))->capture_default_str();
-  app.add_option("--shape", s.shape, "Neutron positions: uniform (over the reachable pixels), spot or ring")
-      ->check(CLI::IsMember({"uniform", "spot", "ring"}))->capture_default_str();
+  app.add_option("--size", s.size, "Largest packet, bytes")
+      ->check(CLI::Range(56, 8972))
+      ->capture_default_str();
+  app.add_option("--shape", s.shape,
+                 "Neutron positions: uniform (over the reachable pixels), spot or ring")
+      ->check(CLI::IsMember({"uniform", "spot", "ring"}))
+      ->capture_default_str();
   app.add_option("--spot-x", s.spot_x, "Spot/ring centre, logical x (default: the middle)");
   app.add_option("--spot-y", s.spot_y, "Spot/ring centre, logical y (default: the middle)");
-  app.add_option("--spot-radius", s.spot_radius, "Spot sigma or ring radius, pixels")->capture_default_str();
+  app.add_option("--spot-radius", s.spot_radius, "Spot sigma or ring radius, pixels")
+      ->capture_default_str();
   app.add_option("--ring-width", s.ring_width, "Ring half width, pixels")->capture_default_str();
-  app.add_option("--noise-per-pulse", s.noise_per_pulse, "Low-amplitude noise readouts per pulse (<= neutrons)");
-  app.add_option("--noise-below", s.noise_below, "Noise amplitude sums stay below this (efu's --amplitude-threshold)")
-      ->check(CLI::Range(5, 100000))->capture_default_str();
+  app.add_option("--noise-per-pulse", s.noise_per_pulse,
+                 "Low-amplitude noise readouts per pulse (<= neutrons)");
+  app.add_option("--noise-below", s.noise_below,
+                 "Noise amplitude sums stay below this (efu's --amplitude-threshold)")
+      ->check(CLI::Range(5, 100000))
+      ->capture_default_str();
   app.add_option("--late-per-pulse", s.late_per_pulse,
                  "Neutrons of the previous pulse sent with each pulse's readouts (efu measures "
                  "their TOF against the previous pulse)")
       ->check(CLI::Range(0, 8000));
-  app.add_option("--queues", s.queues, "ESS output queues (ring % queues)")->check(CLI::Range(1, 12))->capture_default_str();
-  app.add_option("--header-version", s.header_version, "ESS header version")->check(CLI::Range(0, 1))->capture_default_str();
+  app.add_option("--queues", s.queues, "ESS output queues (ring % queues)")
+      ->check(CLI::Range(1, 12))
+      ->capture_default_str();
+  app.add_option("--header-version", s.header_version, "ESS header version")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
   app.add_option("--seed", s.seed, "Random seed")->capture_default_str();
   app.add_option("--start-time-ns", s.start_time_ns, "First pulse time (default: now)");
-  app.add_option("--ground-truth", s.ground_truth, "Write one line per neutron here: pulse_ns tof_ns pixel");
+  app.add_option("--ground-truth", s.ground_truth,
+                 "Write one line per neutron here: pulse_ns tof_ns pixel");
   app.add_option("--summary", s.summary, "Write what was sent here, as JSON");
-  app.add_option("--fault-fraction", s.fault_fraction, "Extra damaged packet after this fraction of packets")
+  app.add_option("--fault-fraction", s.fault_fraction,
+                 "Extra damaged packet after this fraction of packets")
       ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--fault-kinds", s.fault_kinds, "Comma list: cookie,truncated,version,type,corrupt")->capture_default_str();
+  app.add_option("--fault-kinds", s.fault_kinds,
+                 "Comma list: cookie,truncated,version,type,corrupt")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (s.pulses == 0 && s.count == 0 && s.duration_s <= 0) {
-      throw efu::ConfigError("--pulses/--count/--duration: none given; expected at least one limit");
+      throw efu::ConfigError(
+          "--pulses/--count/--duration: none given; expected at least one limit");
     }
     if (s.noise_per_pulse > s.neutrons_per_pulse) {
-      throw efu::ConfigError("--noise-per-pulse: '" + std::to_string(s.noise_per_pulse) +
-                             "' is more than --neutrons-per-pulse; expected at most one per neutron");
+      throw efu::ConfigError(
+          "--noise-per-pulse: '" + std::to_string(s.noise_per_pulse) +
+          "' is more than --neutrons-per-pulse; expected at most one per neutron");
     }
     efu::caen::CaenSettings settings;
     settings.geometry_path = s.geometry.empty() ? efu::caen::default_geometry_path() : s.geometry;

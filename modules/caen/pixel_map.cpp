@@ -16,12 +16,13 @@ PixelMap::PixelMap(const CaenConfig& config, const Calibration& calibration,
   if (config.instrument == Instrument::kBifrost) want_units = kBifrostTubesPerTriplet;
   if (want_units != 0 && calibration.group_size() != want_units) {
     throw ConfigError("caen calibration: groupsize " + std::to_string(calibration.group_size()) +
-                      " does not fit " + instrument_name(config.instrument) + " ('" +
-                      config.path + "'); expected " + std::to_string(want_units));
+                      " does not fit " + instrument_name(config.instrument) + " ('" + config.path +
+                      "'); expected " + std::to_string(want_units));
   }
   switch (config.instrument) {
     case Instrument::kLoki: {
-      loki_grid_ = ess::LogicalGeometry{config.resolution, config.total_groups * kLokiStrawsPerGroup};
+      loki_grid_ =
+          ess::LogicalGeometry{config.resolution, config.total_groups * kLokiStrawsPerGroup};
       pixel_count_ = loki_grid_.pixel_count();
       for (std::uint32_t ring = 0; ring < kMaxRings; ++ring) {
         const LokiRing& rc = config.rings[ring];

@@ -21,16 +21,16 @@ namespace efu::caen {
 /// Why a readout has no pixel: readouts.errors.<name> (kOk: it has one).
 enum class MapStatus : std::uint8_t {
   kOk,
-  kRing,               // ring (fibre / 2) above MaxRing, or a LoKI ring not in Config[]
-  kFen,                // FEN above MaxFEN, or beyond the LoKI ring's FENs
-  kGroup,              // group above MaxGroup (LoKI: above 7, the groups of one FEN)
-  kAmplitudeZero,      // the amplitudes sum to 0: no charge division
-  kAmplitudeLow,       // the sum is below the --amplitude-threshold
-  kAmplitudeHigh,      // the sum is above MaxAmpl
-  kPosition,           // charge ratio outside [0, 1]
-  kCalibrationGroup,   // no calibration entry for this group
-  kOutsideInterval,    // the ratio is in none of the group's unit intervals
-  kPixel,              // the position falls outside the instrument's pixel grid
+  kRing,              // ring (fibre / 2) above MaxRing, or a LoKI ring not in Config[]
+  kFen,               // FEN above MaxFEN, or beyond the LoKI ring's FENs
+  kGroup,             // group above MaxGroup (LoKI: above 7, the groups of one FEN)
+  kAmplitudeZero,     // the amplitudes sum to 0: no charge division
+  kAmplitudeLow,      // the sum is below the --amplitude-threshold
+  kAmplitudeHigh,     // the sum is above MaxAmpl
+  kPosition,          // charge ratio outside [0, 1]
+  kCalibrationGroup,  // no calibration entry for this group
+  kOutsideInterval,   // the ratio is in none of the group's unit intervals
+  kPixel,             // the position falls outside the instrument's pixel grid
 };
 
 struct MapResult {
@@ -139,7 +139,8 @@ inline MapResult PixelMap::map_loki(const CaenReadout& r) const noexcept {
   const int unit = calibration_.unit_of(group, straw);
   if (unit < 0) return fail(MapStatus::kOutsideInterval);
   Calibration::Clamp clamp;
-  const double corrected = calibration_.correct(group, static_cast<std::uint32_t>(unit), pos, clamp);
+  const double corrected =
+      calibration_.correct(group, static_cast<std::uint32_t>(unit), pos, clamp);
   const auto x = static_cast<std::uint16_t>(std::round(corrected * (config_.resolution - 1)));
   const std::uint32_t y = m.row_base + layer * m.layer_rows + fen2 * kLokiStrawsPerGroup +
                           half * kLokiStrawsPerGroup + static_cast<std::uint32_t>(unit);
@@ -190,8 +191,9 @@ inline MapResult PixelMap::map_cspec(const CaenReadout& r) const noexcept {
   const Amplitudes amp = amplitudes(r, false);
   const std::int64_t sum = std::int64_t{amp.a} + amp.b;
   if (const MapStatus s = check_sum(sum, false); s != MapStatus::kOk) return fail(s);
-  const std::uint32_t x = ring * config_.resolution +
-                          (r.group % kCspecGroupsPerRing) * (config_.resolution / kCspecGroupsPerRing);
+  const std::uint32_t x =
+      ring * config_.resolution +
+      (r.group % kCspecGroupsPerRing) * (config_.resolution / kCspecGroupsPerRing);
   const auto y = static_cast<std::uint32_t>((std::int64_t{config_.resolution} - 1) * amp.a / sum);
   return ok(kCspecGrid.pixel(x, y));
 }
@@ -209,8 +211,8 @@ inline MapResult PixelMap::map_miracles(const CaenReadout& r) const noexcept {
   const std::int64_t sum = std::int64_t{amp.a} + amp.b;
   if (const MapStatus s = check_sum(sum, true); s != MapStatus::kOk) return fail(s);
   const bool tube_b = amp.a < amp.b;
-  const std::uint32_t x = 2U * r.group + ((ring == 1 || ring == 3) ? kMiraclesRingXOffset : 0U) +
-                          (tube_b ? 1U : 0U);
+  const std::uint32_t x =
+      2U * r.group + ((ring == 1 || ring == 3) ? kMiraclesRingXOffset : 0U) + (tube_b ? 1U : 0U);
   // The facility computes this in float (then mixed with double): keep the same precision so
   // the rounding edges fall on the same amplitudes.
   const auto p = static_cast<float>(1.0 * amp.a / static_cast<double>(sum));

@@ -36,10 +36,20 @@ enum class ReadoutError : std::uint8_t {
   kCount
 };
 inline constexpr std::array<const char*, static_cast<std::size_t>(ReadoutError::kCount)>
-    kReadoutErrorNames{"fiber",          "fen",           "time_fraction",     "tof_negative",
-                       "tof_too_large",  "ring",          "group",             "amplitude_zero",
-                       "amplitude_low",  "amplitude_high", "position",         "calibration_group",
-                       "outside_interval", "pixel"};
+    kReadoutErrorNames{"fiber",
+                       "fen",
+                       "time_fraction",
+                       "tof_negative",
+                       "tof_too_large",
+                       "ring",
+                       "group",
+                       "amplitude_zero",
+                       "amplitude_low",
+                       "amplitude_high",
+                       "position",
+                       "calibration_group",
+                       "outside_interval",
+                       "pixel"};
 
 inline constexpr ReadoutError to_error(MapStatus s) noexcept {
   switch (s) {

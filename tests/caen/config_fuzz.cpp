@@ -34,8 +34,8 @@ std::string calibration_for(efu::caen::Instrument instrument, int groups) {
                   std::to_string(groups) + R"(,"groupsize":)" + std::to_string(size) +
                   R"(,"Parameters":[)";
   for (int g = 0; g < groups; ++g) {
-    s += std::string(g ? "," : "") + R"({"groupindex":)" + std::to_string(g) +
-         R"(,"intervals":)" + intervals + R"(,"polynomials":)" + polys + "}";
+    s += std::string(g ? "," : "") + R"({"groupindex":)" + std::to_string(g) + R"(,"intervals":)" +
+         intervals + R"(,"polynomials":)" + polys + "}";
   }
   return s + "]}}";
 }
@@ -52,10 +52,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const efu::caen::CaenConfig config = efu::caen::CaenConfig::from_text(text, "fuzz.json");
     static const efu::caen::Calibration kCalibrations[] = {
-        efu::caen::Calibration::from_text(calibration_for(efu::caen::Instrument::kLoki, 40), "c", "loki"),
-        efu::caen::Calibration::from_text(calibration_for(efu::caen::Instrument::kBifrost, 40), "c", "bifrost"),
-        efu::caen::Calibration::from_text(calibration_for(efu::caen::Instrument::kCspec, 4), "c", "cspec"),
-        efu::caen::Calibration::from_text(calibration_for(efu::caen::Instrument::kMiracles, 4), "c", "miracles"),
+        efu::caen::Calibration::from_text(calibration_for(efu::caen::Instrument::kLoki, 40), "c",
+                                          "loki"),
+        efu::caen::Calibration::from_text(calibration_for(efu::caen::Instrument::kBifrost, 40), "c",
+                                          "bifrost"),
+        efu::caen::Calibration::from_text(calibration_for(efu::caen::Instrument::kCspec, 4), "c",
+                                          "cspec"),
+        efu::caen::Calibration::from_text(calibration_for(efu::caen::Instrument::kMiracles, 4), "c",
+                                          "miracles"),
     };
     const efu::caen::PixelMap map(config, kCalibrations[static_cast<int>(config.instrument)], 0);
     // Every ring, FEN and group the readout bytes can name, with amplitudes from the input.

@@ -1,12 +1,12 @@
 // Loading the facility's instrument config and calibration files: what is read, and that every
 // bad value is one ConfigError naming the file and the JSON path.
-#include "calibration.h"
 #include "config.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "calibration.h"
 #include "efu/errors.h"
 #include "test_support.h"
 
@@ -67,14 +67,15 @@ TEST(CaenConfig, ReadsTheOthersWithTheFacilityDefaults) {
 }
 
 TEST(CaenConfig, ErrorsNameFileAndPath) {
-  EXPECT_NE(config_error(R"({"Detector": "tbl3he", "Resolution": 10})").find("'bad.json': /Detector"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error(R"({"Detector": "tbl3he", "Resolution": 10})").find("'bad.json': /Detector"),
+      std::string::npos);
   EXPECT_NE(config_error(R"({"Detector": "cspec"})").find("Resolution"), std::string::npos);
   EXPECT_NE(config_error(R"({"Detector": "cspec", "Resolution": 0})").find("/Resolution"),
             std::string::npos);
-  EXPECT_NE(config_error(R"({"Detector": "bifrost", "Resolution": 300, "MaxRing": 12})")
-                .find("/MaxRing"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error(R"({"Detector": "bifrost", "Resolution": 300, "MaxRing": 12})").find("/MaxRing"),
+      std::string::npos);
   const std::string no_bank = R"({"Detector": "loki", "Resolution": 8, "GroupsZ": 4,
       "Banks": [{"Bank": 0, "GroupsN": 2, "YOffset": 0}],
       "Config": [{"Ring": 0, "Bank": 1, "FENs": 1, "FENOffset": 0}]})";
@@ -128,9 +129,9 @@ TEST(Calibration, ErrorsNameFileAndPath) {
   index.replace(index.find("\"groupindex\": 1"), 15, "\"groupindex\": 5");
   EXPECT_NE(calibration_error(index).find("/Calibration/Parameters/1/groupindex"),
             std::string::npos);
-  EXPECT_NE(calibration_error(calibration_text("loki", 1, 2, "[[0.0, 0.5], [0.5, 1.0]]"))
-                .find("overlap"),
-            std::string::npos);
+  EXPECT_NE(
+      calibration_error(calibration_text("loki", 1, 2, "[[0.0, 0.5], [0.5, 1.0]]")).find("overlap"),
+      std::string::npos);
   EXPECT_NE(calibration_error(calibration_text("loki", 1, 2, "[[0.0, 0.5], [0.6, 1.5]]"))
                 .find("/Calibration/Parameters/0/intervals/1/1"),
             std::string::npos);
@@ -144,7 +145,7 @@ TEST(Calibration, ErrorsNameFileAndPath) {
 TEST(Calibration, IntervalOverlapRule) {
   EXPECT_FALSE(intervals_overlap({{0.0, 0.5}, {0.501, 1.0}}));
   EXPECT_TRUE(intervals_overlap({{0.0, 0.5}, {0.500001, 1.0}}));  // closer than 1e-5
-  EXPECT_TRUE(intervals_overlap({{0.6, 0.0}, {0.5, 1.0}}));      // reversed, still overlapping
+  EXPECT_TRUE(intervals_overlap({{0.6, 0.0}, {0.5, 1.0}}));       // reversed, still overlapping
 }
 
 }  // namespace

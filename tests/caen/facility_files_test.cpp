@@ -25,7 +25,8 @@ std::string git_dir() {
 std::string reference_file(const std::string& path) {
   struct stat st {};
   if (stat(git_dir().c_str(), &st) != 0) return "";
-  const std::string command = "git --git-dir='" + git_dir() + "' show HEAD:" + path + " 2>/dev/null";
+  const std::string command =
+      "git --git-dir='" + git_dir() + "' show HEAD:" + path + " 2>/dev/null";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return "";
   std::string text;
@@ -40,13 +41,13 @@ struct Loaded {
   Calibration calibration;
 };
 
-#define LOAD_OR_SKIP(out, config_path, calibration_path)                                   \
-  const std::string config_text = reference_file(config_path);                             \
-  const std::string calibration_text = reference_file(calibration_path);                   \
+#define LOAD_OR_SKIP(out, config_path, calibration_path)                                    \
+  const std::string config_text = reference_file(config_path);                              \
+  const std::string calibration_text = reference_file(calibration_path);                    \
   if (config_text.empty() || calibration_text.empty()) GTEST_SKIP() << "no reference copy"; \
   const CaenConfig out##_config = CaenConfig::from_text(config_text, config_path);          \
   const Calibration out##_calibration = Calibration::from_text(                             \
-      calibration_text, calibration_path, instrument_name(out##_config.instrument));       \
+      calibration_text, calibration_path, instrument_name(out##_config.instrument));        \
   const PixelMap out(out##_config, out##_calibration, 0)
 
 CaenReadout readout(std::uint8_t fiber, std::uint8_t fen, std::uint8_t group, std::uint16_t a,

@@ -1,7 +1,5 @@
 // The caen pipeline and plugin: options, the shipped configs of all four instruments, the
 // detector type byte, and accounting under random damage.
-#include "caen_pipeline.h"
-
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -10,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "caen_pipeline.h"
 #include "efu/errors.h"
 #include "efu/ess/packet_assembler.h"
 #include "test_support.h"
@@ -120,7 +119,8 @@ TEST(CaenPipeline, RandomlyDamagedPacketsAreEachAccountedForOnce) {
     const auto span = packets.finish(0, ess::to_ess(pulse), ess::to_ess(pulse - 71'428'571));
     std::vector<std::uint8_t> p(span.begin(), span.end());
     const int flips = 1 + static_cast<int>(next() % 4);
-    for (int f = 0; f < flips; ++f) p[next() % p.size()] ^= static_cast<std::uint8_t>(1 + next() % 255);
+    for (int f = 0; f < flips; ++f)
+      p[next() % p.size()] ^= static_cast<std::uint8_t>(1 + next() % 255);
     if (next() % 4 == 0) p.resize(1 + next() % p.size());
     pipeline.process(PacketBatch(std::vector<PacketView>{view(p)}));
   }
@@ -131,8 +131,8 @@ TEST(CaenPipeline, RandomlyDamagedPacketsAreEachAccountedForOnce) {
     }
   }
   EXPECT_EQ(counters.value("parser.essheader.packets") + header_errors, std::uint64_t{kPackets});
-  std::uint64_t readout_errors = counters.value("readouts.errors.length") +
-                                 counters.value("readouts.errors.truncated");
+  std::uint64_t readout_errors =
+      counters.value("readouts.errors.length") + counters.value("readouts.errors.truncated");
   for (const char* r : kReadoutErrorNames) {
     readout_errors += counters.value(std::string("readouts.errors.") + r);
   }

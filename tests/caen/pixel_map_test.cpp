@@ -30,8 +30,8 @@ CaenReadout readout(std::uint8_t fiber, std::uint8_t fen, std::uint8_t group, st
 struct Fixture {
   Fixture(const char* config_text, const std::string& calibration, std::int64_t threshold = 0)
       : config(CaenConfig::from_text(config_text, "test.json")),
-        calibration_(Calibration::from_text(calibration, "calib.json",
-                                            instrument_name(config.instrument))),
+        calibration_(
+            Calibration::from_text(calibration, "calib.json", instrument_name(config.instrument))),
         map(config, calibration_, threshold) {}
   CaenConfig config;
   Calibration calibration_;
@@ -105,8 +105,8 @@ TEST(LokiPixel, CalibrationClampsBelowZero) {
 
 TEST(LokiPixel, Rejections) {
   const Fixture f = loki(/*threshold=*/100);
-  EXPECT_EQ(f.status(readout(6, 0, 0, 300, 200, 400, 100)), MapStatus::kRing);  // ring 3 unused
-  EXPECT_EQ(f.status(readout(0, 2, 0, 300, 200, 400, 100)), MapStatus::kFen);   // FENs 2
+  EXPECT_EQ(f.status(readout(6, 0, 0, 300, 200, 400, 100)), MapStatus::kRing);   // ring 3 unused
+  EXPECT_EQ(f.status(readout(0, 2, 0, 300, 200, 400, 100)), MapStatus::kFen);    // FENs 2
   EXPECT_EQ(f.status(readout(0, 0, 8, 300, 200, 400, 100)), MapStatus::kGroup);  // 8 per FEN
   EXPECT_EQ(f.status(readout(0, 0, 0, 0, 0, 0, 0)), MapStatus::kAmplitudeZero);
   EXPECT_EQ(f.status(readout(0, 0, 0, 20, 20, 20, 20)), MapStatus::kAmplitudeLow);  // 80 < 100
@@ -162,8 +162,8 @@ TEST(BifrostPixel, AmplitudesAreUnsigned) {
 
 TEST(BifrostPixel, Rejections) {
   const Fixture f = bifrost();
-  EXPECT_EQ(f.status(readout(6, 0, 0, 500, 500)), MapStatus::kRing);   // ring 3 > MaxRing 2
-  EXPECT_EQ(f.status(readout(0, 1, 0, 500, 500)), MapStatus::kFen);    // MaxFEN 0
+  EXPECT_EQ(f.status(readout(6, 0, 0, 500, 500)), MapStatus::kRing);    // ring 3 > MaxRing 2
+  EXPECT_EQ(f.status(readout(0, 1, 0, 500, 500)), MapStatus::kFen);     // MaxFEN 0
   EXPECT_EQ(f.status(readout(0, 0, 15, 500, 500)), MapStatus::kGroup);  // MaxGroup 14
   EXPECT_EQ(f.status(readout(0, 0, 0, 0, 0)), MapStatus::kAmplitudeZero);
   EXPECT_EQ(f.status(readout(0, 0, 0, 30000, 3000)), MapStatus::kAmplitudeHigh);  // 33000
@@ -203,7 +203,8 @@ TEST(CspecPixel, Rejections) {
   EXPECT_EQ(f.status(readout(0, 0, 0, 0, 0)), MapStatus::kAmplitudeZero);
   // The facility's cspec.json has Resolution 300 on a grid 180 high: A=700, B=300 gives
   // y = 299·700/1000 = 209 ≥ 180, outside the grid.
-  const Fixture wide = cspec(R"({"Detector": "cspec", "MaxRing": 4, "Resolution": 300, "MaxGroup": 180})");
+  const Fixture wide =
+      cspec(R"({"Detector": "cspec", "MaxRing": 4, "Resolution": 300, "MaxGroup": 180})");
   EXPECT_EQ(wide.status(readout(0, 0, 0, 700, 300)), MapStatus::kPixel);
 }
 

@@ -49,7 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // parser.essheader.packets counts every accepted packet, heartbeats included.
   std::uint64_t header_outcomes = counters.value("parser.essheader.packets");
   for (const char* r : efu::ess::kHeaderErrorNames) {
-    if (std::string(r) != "sequence") header_outcomes += counters.value(std::string("parser.essheader.errors.") + r);
+    if (std::string(r) != "sequence")
+      header_outcomes += counters.value(std::string("parser.essheader.errors.") + r);
   }
   if (header_outcomes != 1) std::abort();
   std::uint64_t readout_outcomes = counters.value("events.formed") +

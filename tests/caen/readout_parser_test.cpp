@@ -65,8 +65,8 @@ class ReadoutParserTest : public ::testing::Test {
     return counters.value("readouts.errors." + reason);
   }
   std::uint64_t all_errors() const {
-    std::uint64_t sum = counters.value("readouts.errors.length") +
-                        counters.value("readouts.errors.truncated");
+    std::uint64_t sum =
+        counters.value("readouts.errors.length") + counters.value("readouts.errors.truncated");
     for (const char* name : kReadoutErrorNames) sum += errors(name);
     return sum;
   }
@@ -92,34 +92,47 @@ TEST_F(ReadoutParserTest, AGoodReadoutIsOneEvent) {
 
 TEST_F(ReadoutParserTest, AReadoutBeforeThePulseBelongsToThePreviousPulse) {
   // 999 s + 88052400 ticks (0x053F92B0) = 999.999998864 s: after the previous pulse.
-  const auto events = parse(packet({good_with({{4, 0xE7}, {8, 0xB0}, {9, 0x92}, {10, 0x3F}, {11, 0x05}})}));
+  const auto events =
+      parse(packet({good_with({{4, 0xE7}, {8, 0xB0}, {9, 0x92}, {10, 0x3F}, {11, 0x05}})}));
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].pulse_ns, kPrevPulseNs);
   EXPECT_EQ(events[0].tof_ns, 999'999'998'864ULL - kPrevPulseNs);
 }
 
 TEST_F(ReadoutParserTest, EveryRejectionHasItsCounterAndTheOthersAreUsed) {
+  // Amplitude bytes 16..23 (A, B, C, D little-endian) of the amplitude cases:
+  // all zero; A=B=C=D=10 (sum 40 < threshold 100); A=0xFE0C=-500, C=0x03E8=1000 (position -1);
+  // B=0x011F=287, C=0x06B1=1713 (straw ratio 0.1435, between straws 0 and 1).
+  const Bytes zero =
+      good_with({{16, 0}, {17, 0}, {18, 0}, {19, 0}, {20, 0}, {21, 0}, {22, 0}, {23, 0}});
+  const Bytes low =
+      good_with({{16, 10}, {17, 0}, {18, 10}, {19, 0}, {20, 10}, {21, 0}, {22, 10}, {23, 0}});
+  const Bytes negative = good_with(
+      {{16, 0x0C}, {17, 0xFE}, {18, 0}, {19, 0}, {20, 0xE8}, {21, 0x03}, {22, 0}, {23, 0}});
+  const Bytes between = good_with(
+      {{16, 0}, {17, 0}, {18, 0x1F}, {19, 0x01}, {20, 0xB1}, {21, 0x06}, {22, 0}, {23, 0}});
   const auto events = parse(packet({
-      good_with({{2, 0x17}}),                          // data_length 23
-      good_with({{0, 0x18}}),                          // fibre 24 > 23
-      good_with({{1, 0x18}}),                          // FEN 24 > 23
-      good_with({{8, 0x14}, {9, 0x93}, {10, 0x3F}, {11, 0x05}}),  // time low 88052500: a tick too many
-      good_with({{4, 0xE7}, {8, 0x00}}),               // 999 s + 0: before both pulses
-      good_with({{4, 0xEA}}),                          // 1002 s: TOF 2 s > MaxTOFNS 1 s
-      good_with({{0, 0x06}}),                          // fibre 6: ring 3 is not configured
-      good_with({{1, 0x02}}),                          // FEN 2: ring 1 has FENs 0 and 1
-      good_with({{13, 0x08}}),                         // group 8: a FEN has groups 0..7
-      good_with({{16, 0}, {17, 0}, {18, 0}, {19, 0}, {20, 0}, {21, 0}, {22, 0}, {23, 0}}),  // all 0
-      good_with({{16, 10}, {17, 0}, {18, 10}, {19, 0}, {20, 10}, {21, 0}, {22, 10}, {23, 0}}),  // sum 40 < 100
-      good_with({{16, 0x0C}, {17, 0xFE}, {18, 0}, {19, 0}, {20, 0xE8}, {21, 0x03}, {22, 0}, {23, 0}}),  // A=-500, C=1000: position -1
-      good_with({{16, 0}, {17, 0}, {18, 0x1F}, {19, 0x01}, {20, 0xB1}, {21, 0x06}, {22, 0}, {23, 0}}),  // B=287, C=1713: straw ratio 0.1435
+      good_with({{2, 0x17}}),  // data_length 23
+      good_with({{0, 0x18}}),  // fibre 24 > 23
+      good_with({{1, 0x18}}),  // FEN 24 > 23
+      // time low 88052500 (0x053F9314): one tick more than a second has
+      good_with({{8, 0x14}, {9, 0x93}, {10, 0x3F}, {11, 0x05}}),
+      good_with({{4, 0xE7}, {8, 0x00}}),  // 999 s + 0: before both pulses
+      good_with({{4, 0xEA}}),             // 1002 s: TOF 2 s > MaxTOFNS 1 s
+      good_with({{0, 0x06}}),             // fibre 6: ring 3 is not configured
+      good_with({{1, 0x02}}),             // FEN 2: ring 1 has FENs 0 and 1
+      good_with({{13, 0x08}}),            // group 8: a FEN has groups 0..7
+      zero,
+      low,
+      negative,
+      between,
       kGood,
   }));
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].pixel, kGoodPixel);
-  for (const char* name : {"length", "fiber", "fen", "time_fraction", "tof_negative", "tof_too_large",
-                           "ring", "group", "amplitude_zero", "amplitude_low", "position",
-                           "outside_interval"}) {
+  for (const char* name :
+       {"length", "fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring", "group",
+        "amplitude_zero", "amplitude_low", "position", "outside_interval"}) {
     EXPECT_EQ(errors(name), name == std::string("fen") ? 2U : 1U) << name;
   }
   EXPECT_EQ(counters.value("readouts.received"), 14U);

@@ -62,8 +62,8 @@ inline std::string calibration_text(const std::string& instrument, int groups, i
   for (int u = 0; u < size; ++u) zero += std::string(u ? ", " : "") + "[0.0, 0.0, 0.0, 0.0]";
   zero += "]";
   std::string s = R"({"Calibration": {"version": 0, "instrument": ")" + instrument +
-                  R"(", "groups": )" + std::to_string(groups) +
-                  R"(, "groupsize": )" + std::to_string(size) + R"(, "Parameters": [)";
+                  R"(", "groups": )" + std::to_string(groups) + R"(, "groupsize": )" +
+                  std::to_string(size) + R"(, "Parameters": [)";
   for (int g = 0; g < groups; ++g) {
     s += std::string(g ? ", " : "") + R"({"groupindex": )" + std::to_string(g) +
          R"(, "intervals": )" + intervals + R"(, "polynomials": )" +
