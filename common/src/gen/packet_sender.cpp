@@ -181,8 +181,9 @@ bool PacketSender::flush() {
         ++send_errors_;
         continue;
       }
-      error_ = std::string("sendmmsg failed: ") + std::strerror(errno);
-      if (settings_.gso && (errno == EIO || errno == EINVAL || errno == EMSGSIZE)) {
+      const int error = errno;
+      error_ = std::string("sendmmsg failed: ") + std::strerror(error);
+      if (settings_.gso && (error == EIO || error == EINVAL || error == EMSGSIZE)) {
         error_ += " (with --gso: the route to the receiver may not take UDP GSO messages of " +
                   std::to_string(msg_datagrams_[done]) + " datagrams; try without --gso)";
       }
