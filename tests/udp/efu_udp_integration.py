@@ -53,12 +53,36 @@ def run_efu_and_gen(port: int, gen_args: list[str], tmp: Path,
     print(f"efu-udpgen: {gen}")
     print("efu stats: " + ", ".join(f"{k}={v}" for k, v in sorted(stats.items())
                                     if k.startswith(("udp.", "receive.", "process."))))
-    # Whatever the load, the plugin's loss must be exactly what was left out plus what the host
-    # counted as dropped before the plugin saw it: nothing lost silently, nothing invented.
-    host_drops = stats.get("receive.dropped.kernel", 0) + stats.get("receive.dropped.ring_full", 0)
-    check(stats.get("udp.lost") == gen["skipped"] + host_drops,
-          f"udp.lost {stats.get('udp.lost')} == skipped {gen['skipped']} + host drops {host_drops}")
+    check_loss_accounting(stats, [gen])
     return gen, stats
+
+
+def host_drops_of(stats: dict) -> int:
+    """Datagrams efu's host dropped before the plugin saw them."""
+    return sum(stats.get(k, 0) for k in ("receive.dropped.kernel", "receive.dropped.ring_full",
+                                        "receive.dropped.at_stop", "receive.truncated"))
+
+
+def check_loss_accounting(stats: dict, gens: list[dict]):
+    """Whatever the load: every datagram sent reached the plugin or a host loss counter, and the
+    plugin's loss is exactly what the senders left out plus what the host dropped, less the
+    numbers after the last one that arrived (a dropped tail is invisible to sequence numbers:
+    `tail` = numbers sent or skipped beyond udp.expected)."""
+    host_drops = host_drops_of(stats)
+    sent = sum(g["packets"] for g in gens)
+    skipped = sum(g["skipped"] for g in gens)
+    check(stats.get("udp.packets", 0) + host_drops == sent,
+          f"udp.packets {stats.get('udp.packets')} + host drops {host_drops} == sent {sent}")
+    tail = sent + skipped - stats.get("udp.expected", 0)
+    check(tail >= 0 and (host_drops != 0 or tail == 0),
+          f"numbers after the last arrival {tail}: >= 0, and 0 without host drops")
+    check(stats.get("udp.lost", 0) + tail == skipped + host_drops,
+          f"udp.lost {stats.get('udp.lost')} + tail {tail} == skipped {skipped} + host drops "
+          f"{host_drops}")
+    if host_drops != 0:
+        print(f"note: efu dropped {host_drops} datagram(s) on this loaded machine (counted); the "
+              "exact per-datagram checks below are relaxed to the accounting above")
+    return host_drops
 
 
 def test_no_loss(port: int, tmp: Path):
@@ -66,10 +90,12 @@ def test_no_loss(port: int, tmp: Path):
         port, ["--count", str(COUNT), "--size", str(SIZE), "--rate-pps", str(RATE_PPS)], tmp,
         efu_extra=["--verify-payload", "on"])
     check(gen["packets"] == COUNT, f"efu-udpgen sent {gen['packets']} == {COUNT}")
-    check(stats.get("udp.packets") == COUNT, f"udp.packets {stats.get('udp.packets')} == {COUNT}")
-    check(stats.get("udp.bytes") == COUNT * SIZE, f"udp.bytes {stats.get('udp.bytes')} == {COUNT * SIZE}")
-    check(stats.get("udp.expected") == COUNT, f"udp.expected {stats.get('udp.expected')} == {COUNT}")
-    check(stats.get("udp.lost") == 0, f"udp.lost {stats.get('udp.lost')} == 0")
+    check(stats.get("udp.bytes") == stats.get("udp.packets", 0) * SIZE,
+          f"udp.bytes {stats.get('udp.bytes')} == udp.packets x {SIZE}")
+    if host_drops_of(stats) == 0:
+        check(stats.get("udp.packets") == COUNT, f"udp.packets {stats.get('udp.packets')} == {COUNT}")
+        check(stats.get("udp.expected") == COUNT, f"udp.expected {stats.get('udp.expected')} == {COUNT}")
+        check(stats.get("udp.lost") == 0, f"udp.lost {stats.get('udp.lost')} == 0")
     for name in ("udp.out_of_order", "udp.duplicates", "udp.restarts", "udp.runts", "udp.corrupted"):
         check(stats.get(name) == 0, f"{name} {stats.get(name)} == 0")
 
@@ -83,11 +109,12 @@ def test_skip_every(port: int, tmp: Path):
     seq_range = count + gen["skipped"]
     check(gen["skipped"] == seq_range // k, f"skipped {gen['skipped']} == floor({seq_range} / {k})")
     check(gen["skipped"] == 1001, f"skipped {gen['skipped']} == 1001 (range 1001001)")
-    check(stats.get("udp.packets") == count, f"udp.packets {stats.get('udp.packets')} == {count}")
-    check(stats.get("udp.lost") == gen["skipped"],
-          f"udp.lost {stats.get('udp.lost')} == skipped {gen['skipped']}")
-    check(stats.get("udp.expected") == seq_range,
-          f"udp.expected {stats.get('udp.expected')} == {seq_range}")
+    if host_drops_of(stats) == 0:
+        check(stats.get("udp.packets") == count, f"udp.packets {stats.get('udp.packets')} == {count}")
+        check(stats.get("udp.lost") == gen["skipped"],
+              f"udp.lost {stats.get('udp.lost')} == skipped {gen['skipped']}")
+        check(stats.get("udp.expected") == seq_range,
+              f"udp.expected {stats.get('udp.expected')} == {seq_range}")
 
 
 def test_sweep_short(port: int, tmp: Path):
@@ -135,10 +162,7 @@ def check_flows(stats: dict, gens: list[dict], sizes: list[int]):
     """Each sender is one flow, accounted on its own: what it sent arrived, in order, and its
     loss is exactly what it left out, unless the host dropped datagrams (then they are in the
     totals and the per-flow loss is at least the skips)."""
-    host_drops = stats.get("receive.dropped.kernel", 0) + stats.get("receive.dropped.ring_full", 0)
-    sent = sum(g["packets"] for g in gens)
-    check(stats.get("udp.packets", 0) + host_drops == sent,
-          f"udp.packets {stats.get('udp.packets')} + host drops {host_drops} == sent {sent}")
+    host_drops = check_loss_accounting(stats, gens)
     check(stats.get("udp.flows") == len(gens), f"udp.flows {stats.get('udp.flows')} == {len(gens)}")
     check(stats.get("udp.untracked.packets", 0) == 0, "no untracked datagrams")
     flows = flows_by_port(stats)
@@ -154,20 +178,23 @@ def check_flows(stats: dict, gens: list[dict], sizes: list[int]):
         for k in ("out_of_order", "duplicates", "restarts", "runts", "corrupted"):
             check(f.get(k, 0) == 0, f"{name}: {k} {f.get(k, 0)} == 0")
         check(f["bytes"] == f["packets"] * size, f"{name}: bytes {f['bytes']} == packets x {size}")
-        check(f["expected"] == g["packets"] + g["skipped"],
-              f"{name}: expected {f['expected']} == sent {g['packets']} + skipped {g['skipped']}")
         check(f["packets"] + f["lost"] == f["expected"],
               f"{name}: packets {f['packets']} + lost {f['lost']} == expected {f['expected']}")
         if host_drops == 0:
+            check(f["expected"] == g["packets"] + g["skipped"],
+                  f"{name}: expected {f['expected']} == sent {g['packets']} + skipped {g['skipped']}")
             check(f["packets"] == g["packets"], f"{name}: packets {f['packets']} == sent {g['packets']}")
             check(f["lost"] == g["skipped"], f"{name}: lost {f['lost']} == skipped {g['skipped']}")
         else:
-            check(f["lost"] >= g["skipped"], f"{name}: lost {f['lost']} >= skipped {g['skipped']}")
+            # Some of this flow's datagrams may be among the host's drops: its loss is its skips
+            # plus at most all of them, counting a dropped tail as lost too.
+            tail = g["packets"] + g["skipped"] - f["expected"]
+            check(g["skipped"] <= f["lost"] + tail <= g["skipped"] + host_drops,
+                  f"{name}: skipped {g['skipped']} <= lost {f['lost']} + tail {tail} <= skipped + "
+                  f"host drops {host_drops}")
     for k in ("packets", "bytes", "expected", "lost", "out_of_order", "duplicates"):
         total = sum(f.get(k, 0) for f in flows.values())
         check(stats.get(f"udp.{k}") == total, f"udp.{k} {stats.get(f'udp.{k}')} == sum of flows {total}")
-    check(stats.get("udp.lost") == sum(g["skipped"] for g in gens) + host_drops,
-          f"udp.lost {stats.get('udp.lost')} == skipped + host drops {host_drops}")
 
 
 def run_efu_and_gens(port: int, gen_args: list[list[str]], tmp: Path,
