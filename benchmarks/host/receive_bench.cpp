@@ -278,9 +278,9 @@ class BaselinePathT {
   BaselinePathT(int fd, std::size_t payload, const Pinning& /*pins*/)
       : fd_(fd),
         payload_(payload),
-        pool_(kCycle ? pool_slots_needed(1, kRingCapacity, kBatch, kBatch) / kBatch * kBatch
-                     : kBatch,
-              kMaxDatagram),
+        pool_(
+            kCycle ? pool_slots_needed(1, kRingCapacity, kBatch, kBatch) / kBatch * kBatch : kBatch,
+            kMaxDatagram),
         messages_(kBatch),
         iovecs_(kBatch),
         control_(kBatch * kControlSpace) {
@@ -481,7 +481,6 @@ class EfuPathT {
 
 using EfuPath = EfuPathT<false>;
 using EfuGroPath = EfuPathT<true>;
-
 
 // ---- the two ways of driving a path
 // --------------------------------------------------------------

@@ -12,7 +12,7 @@ const efu::OptionSpec kOptions[] = {
     {efu::udp::kOptionVerifyPayload, efu::OptionType::kBool, "off",
      "check the efu-udpgen filler of every datagram; mismatches count as udp.corrupted"},
     {efu::udp::kOptionMaxFlows, efu::OptionType::kInt, "16",
-     "senders (address and port) tracked on their own per processing thread, 1..4096; "
+     "senders (address and port) tracked on their own per processing thread, 1..1024; "
      "datagrams of further senders count as udp.untracked.packets"},
 };
 

@@ -16,7 +16,8 @@ namespace efu::udp {
 inline constexpr const char* kOptionSeqFormat = "seq-format";
 inline constexpr const char* kOptionVerifyPayload = "verify-payload";
 inline constexpr const char* kOptionMaxFlows = "max-flows";
-inline constexpr std::int64_t kMaxFlowsLimit = 4096;
+// Each flow has 13 published counters; beyond ~1000 flows the stats outputs grow unwieldy.
+inline constexpr std::int64_t kMaxFlowsLimit = 1024;
 
 /// The route key of the udp plugin: a flow stays on one processing thread, in order.
 std::uint32_t route_by_flow(const PacketView& packet) noexcept;
