@@ -60,6 +60,7 @@ struct Settings {
   double fault_fraction = 0;
   std::string fault_kinds = "cookie,truncated,version,corrupt";
   std::uint16_t adc_min = 300;
+  bool gso = false;
 };
 
 enum class Fault { kCookie, kTruncated, kVersion, kCorrupt };
@@ -70,6 +71,7 @@ gen::SenderSettings sender_settings(const Settings& s) {
   out.host = s.host;
   out.port = static_cast<std::uint16_t>(s.port);
   out.max_size = s.size;
+  out.gso = s.gso;
   return out;
 }
 
@@ -376,6 +378,8 @@ int main(int argc, char** argv) {
   app.add_option("--duration", s.duration_s, "Stop at the first pulse end after this many seconds");
   app.add_option("--rate-pps", s.rate_pps, "Packets per second (0: as fast as possible)");
   app.add_option("--rate-gbps", s.rate_gbps, "Gbit/s of UDP payload (instead of --rate-pps)");
+  app.add_flag("--gso", s.gso,
+               "UDP GSO: consecutive same-size packets leave as one message (UDP_SEGMENT)");
   app.add_option("--size", s.size, "Largest packet, bytes")
       ->check(CLI::Range(52, 8972))
       ->capture_default_str();

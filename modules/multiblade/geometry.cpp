@@ -32,11 +32,13 @@ class Reader {
     const Json& value = member(object, path, key);
     const std::string full = join(path, key);
     if (!value.is_number_integer()) {
-      fail(full, "'" + value.dump() + "' is not an integer; expected " + range(min, max));
+      fail(full,
+           std::string("'") + value.dump() + "' is not an integer; expected " + range(min, max));
     }
     const auto v = value.get<std::int64_t>();
     if (v < min || v > max)
-      fail(full, "'" + value.dump() + "' is out of range; expected " + range(min, max));
+      fail(full,
+           std::string("'") + value.dump() + "' is out of range; expected " + range(min, max));
     return static_cast<std::uint32_t>(v);
   }
 
