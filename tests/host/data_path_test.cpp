@@ -245,7 +245,14 @@ TEST(DataPath, GroSplitsCoalescedBuffersIntoTheDatagramsThatWereSent) {
   close(fd);
   std::this_thread::sleep_for(300ms);
   const nlohmann::json j = stop_and_read(efu, stats);
-  EXPECT_EQ(accounted(j), seq) << j.dump(1);
+  // With GRO a full socket makes the kernel drop a whole coalesced buffer (up to 64 datagrams)
+  // and count one drop: exact without kernel drops, bounded with them.
+  const std::uint64_t kernel = at(j, "receive.dropped.kernel");
+  EXPECT_LE(accounted(j), seq) << j.dump(1);
+  EXPECT_GE(accounted(j) + 63 * kernel, seq) << j.dump(1);
+  if (kernel == 0) {
+    EXPECT_EQ(accounted(j), seq) << j.dump(1);
+  }
   EXPECT_EQ(at(j, "receive.packets"),
             at(j, "process.packets") + at(j, "receive.dropped.ring_full"));
   EXPECT_GT(at(j, "receive.gro.buffers"), 0u) << "the kernel coalesced nothing: GRO not exercised";
