@@ -140,6 +140,10 @@ nlohmann::json read_config(const std::string& path) {
     // e.what() is multi-word but one line; keep only the position part after the prefix.
     throw ConfigError("--config: '" + path + "' is not valid JSON (byte " + std::to_string(e.byte) +
                       "); expected a JSON object of option names");
+  } catch (const nlohmann::json::exception& e) {
+    // Valid syntax the parser still refuses, e.g. a number beyond every C++ type.
+    throw ConfigError("--config: '" + path + "' is not usable JSON (" + e.what() +
+                      "); expected a JSON object of option names");
   }
 }
 

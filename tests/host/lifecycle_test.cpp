@@ -170,6 +170,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_level", {"--log-level", "loud"}, "", "--log-level: 'loud'"},
         BadCase{"plugin_refuses", {"--counting-fail", "1"}, "", "--counting-fail: 1"},
         BadCase{"json_malformed", {}, "{\"port\": ", "is not valid JSON"},
+        BadCase{"json_number_overflow", {}, "{\"port\": 4444444444444444e4444}",
+                "is not usable JSON"},
         BadCase{"json_unknown_key", {}, "{\"bacth-size\": 3}", "unknown key 'bacth-size'"},
         BadCase{"json_wrong_type",
                 {},
