@@ -445,7 +445,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--geometry", s.geometry,
                  "The facility's instrument config JSON (default: the shipped configs/freia.json)");
-  app.add_option("--instrument", s.instrument,
+  app.add_option("--detector", s.instrument,
                  "auto (from InstrumentGeometry), freia, estia, amor or tblmb: the ESS type byte")
       ->check(CLI::IsMember({"auto", "freia", "estia", "amor", "tblmb"}))
       ->capture_default_str();

@@ -13,7 +13,7 @@ const OptionSpec kOptions[] = {
      "empty: the shipped configs/freia.json"},
     {"calibration", OptionType::kString, "off",
      "The facility's VMM3a calibration JSON, applied per channel; off: no calibration"},
-    {"instrument", OptionType::kString, "auto",
+    {"detector", OptionType::kString, "auto",
      "auto (from InstrumentGeometry), freia, estia, amor or tblmb: the ESS type byte "
      "(0x48, 0x4C, 0x48, 0x49); tblmb runs an AMOR-geometry file"},
     {"max-tof-ns", OptionType::kInt, "200000000",
@@ -53,7 +53,7 @@ MultibladeConfig config_from_options(const OptionValues& o) {
   c.calibration_path = o.get_string("calibration");
   if (c.calibration_path == "off") c.calibration_path.clear();
   const std::size_t instrument =
-      o.get_choice("instrument", {"auto", "freia", "estia", "amor", "tblmb"});
+      o.get_choice("detector", {"auto", "freia", "estia", "amor", "tblmb"});
   c.instrument = std::string(std::array<const char*, 5>{"auto", "freia", "estia", "amor",
                                                         "tblmb"}[instrument]);
   c.readout.max_tof_ns = static_cast<std::uint64_t>(o.get_int("max-tof-ns", 1, 0x7FFF'FFFF));

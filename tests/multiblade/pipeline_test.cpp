@@ -133,7 +133,7 @@ TEST(MultibladeInstrument, TheTypeByteIsTheInstruments) {
                         Case{"tblmb.json", "tblmb", 0x49}, Case{"estia.json", "auto", 0x4C}}) {
     OptionValues values = defaults();
     values.set("geometry", dir + c.file, true);
-    values.set("instrument", c.instrument, true);
+    values.set("detector", c.instrument, true);
     CounterRegistry counters;
     RecordingSink sink;
     MultibladePipeline p{config_from_options(values), counters, sink};
@@ -281,8 +281,8 @@ TEST(MultibladeOptions, BadValuesNameTheOptionAndTheExpectedRange) {
             "--max-tof-ns: 0 is out of range; expected 1..2147483647");
   EXPECT_EQ(config_error("position-algorithm", "median"),
             "--position-algorithm: 'median' is not valid; expected center-of-mass or max-adc");
-  EXPECT_EQ(config_error("instrument", "loki"),
-            "--instrument: 'loki' is not valid; expected auto, freia, estia, amor or tblmb");
+  EXPECT_EQ(config_error("detector", "loki"),
+            "--detector: 'loki' is not valid; expected auto, freia, estia, amor or tblmb");
   EXPECT_EQ(config_error("reorder-buffer-hits", "8"),
             "--reorder-buffer-hits: 8 is out of range; expected 64..1048576");
   EXPECT_EQ(config_error("max-wire-span", "33"),
@@ -291,7 +291,7 @@ TEST(MultibladeOptions, BadValuesNameTheOptionAndTheExpectedRange) {
 
 TEST(MultibladeOptions, TheInstrumentMustFitTheFile) {
   OptionValues values = defaults();
-  values.set("instrument", "estia", true);
+  values.set("detector", "estia", true);
   CounterRegistry counters;
   RecordingSink sink;
   EXPECT_THROW(MultibladePipeline(config_from_options(values), counters, sink), ConfigError);
