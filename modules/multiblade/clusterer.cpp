@@ -29,18 +29,16 @@ void sort_hits(Hit* hits, std::uint32_t count, Less less) noexcept {
   }
 }
 
-// Time, then plane and coordinate: a total order on what clustering reads, so the pending
-// buffer's order (and with it every event) does not depend on the order of arrival.
-bool earlier(const Hit& a, const Hit& b) noexcept {
-  if (a.time_ns != b.time_ns) return a.time_ns < b.time_ns;
-  if (a.plane != b.plane) return a.plane < b.plane;
-  if (a.coordinate != b.coordinate) return a.coordinate < b.coordinate;
-  return a.adc < b.adc;
-}
+// The pending buffer is ordered by time only: hits of equal time may sit in either order, which
+// changes no group (groups are decided by times alone). Inside a group, clusters are built from
+// hits sorted by the total order below, so no event depends on the order of arrival.
+bool earlier(const Hit& a, const Hit& b) noexcept { return a.time_ns < b.time_ns; }
 
 bool lower_coordinate(const Hit& a, const Hit& b) noexcept {
   if (a.coordinate != b.coordinate) return a.coordinate < b.coordinate;
-  return earlier(a, b);
+  if (a.time_ns != b.time_ns) return a.time_ns < b.time_ns;
+  if (a.adc != b.adc) return a.adc < b.adc;
+  return a.pulse_ns < b.pulse_ns;
 }
 
 }  // namespace
@@ -99,12 +97,49 @@ void Clusterer::add(std::uint32_t cassette, const Hit& hit) noexcept {
   }
 }
 
+// A packet brings a few hits per cassette. Sorting them by insertion costs a mispredicted branch
+// per hit when they arrive shuffled; ranking them instead (each hit's place = how many are
+// earlier) is branch-free, vectorises over 32-bit relative times, and costs the same for any
+// order. Larger tails, or times too far apart for 32 bits, take std::sort.
+constexpr std::uint32_t kRankSortLimit = 32;
+
+void Clusterer::sort_tail(Hit* tail, std::uint32_t n) noexcept {
+  if (n < 2) return;
+  std::uint64_t lo = tail[0].time_ns, hi = lo;
+  std::uint32_t descents = 0;
+  for (std::uint32_t i = 1; i < n; ++i) {
+    lo = std::min(lo, tail[i].time_ns);
+    hi = std::max(hi, tail[i].time_ns);
+    descents += tail[i].time_ns < tail[i - 1].time_ns ? 1U : 0U;
+  }
+  if (descents == 0) return;
+  if (descents * 4 <= n) {  // nearly in order: insertion mispredicts only at the few descents
+    sort_hits(tail, n, earlier);
+    return;
+  }
+  if (n > kRankSortLimit || hi - lo > 0x7FFF'FFFFU) {
+    std::sort(tail, tail + n, earlier);
+    return;
+  }
+  std::int32_t keys[kRankSortLimit];
+  for (std::uint32_t i = 0; i < n; ++i) keys[i] = static_cast<std::int32_t>(tail[i].time_ns - lo);
+  Hit* out = scratch_.data();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::int32_t k = keys[i];
+    std::int32_t rank = 0;
+    for (std::uint32_t j = 0; j < n; ++j) rank += keys[j] < k ? 1 : 0;
+    for (std::uint32_t j = 0; j < i; ++j) rank += keys[j] == k ? 1 : 0;  // ties keep arrival order
+    out[rank] = tail[i];
+  }
+  std::copy(out, out + n, tail);
+}
+
 void Clusterer::sort_in(std::uint32_t cassette) noexcept {
   Buffer& b = buffers_[cassette];
   Hit* hits = hits_of(cassette);
   const std::uint32_t tail = b.end - b.sorted_end;
   if (tail == 0) return;
-  sort_hits(hits + b.sorted_end, tail, earlier);
+  sort_tail(hits + b.sorted_end, tail);
   if (b.sorted_end != b.head && earlier(hits[b.sorted_end], hits[b.sorted_end - 1])) {
     // Merge only the part of the sorted hits that is later than the tail's earliest.
     Hit* from = std::upper_bound(hits + b.head, hits + b.sorted_end, hits[b.sorted_end], earlier);

@@ -86,6 +86,7 @@ class Clusterer {
   Hit* hits_of(std::uint32_t cassette) noexcept {
     return &hits_[std::size_t{cassette} * settings_.buffer_hits];
   }
+  void sort_tail(Hit* tail, std::uint32_t n) noexcept;
   void sort_in(std::uint32_t cassette) noexcept;
   /// Forms the events of every group whose latest hit + gap is before `horizon`.
   void close_before(std::uint32_t cassette, std::uint64_t horizon) noexcept;
