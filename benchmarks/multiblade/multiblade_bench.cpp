@@ -188,7 +188,7 @@ void BM_ReadoutParse(benchmark::State& state) {
   ess::HeaderParser header_parser(counters, kFreiaType);
   const Calibration calibration;
   ReadoutParser parser(counters, geometry(), calibration, ReadoutSettings{200'000'000});
-  const Stream& s = stream();
+  const Stream& s = stream(static_cast<Order>(state.range(0)));
   std::uint64_t readouts = 0;
   for (auto _ : state) {
     for (const auto& p : s.packets) {
@@ -294,7 +294,7 @@ void Orders(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Baseline_TouchBytes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HeaderParse);
-BENCHMARK(BM_ReadoutParse)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadoutParse)->Apply(Orders);
 BENCHMARK(BM_Clustering)->Apply(Orders);
 BENCHMARK(BM_Pipeline)->Apply(Orders);
 

@@ -134,19 +134,25 @@ class Geometry {
     if (index < 0) return MapStatus::kVmm;
     const CassetteConfig& c = cassettes_[static_cast<std::uint32_t>(index)];
     const std::uint32_t asic = vmm & 1U;
-    std::uint32_t coordinate = 0;
-    if (asic == wire_vmm_parity_) {
-      const std::uint32_t local = channel - wire_ch_offset_;  // wraps for channel < offset
-      if (local >= kWiresPerCassette) return MapStatus::kChannel;
-      coordinate = c.wire_offset + (wires_reversed_ ? kWiresPerCassette - 1 - local : local);
-      out.plane = Plane::kWire;
-    } else {
-      if (channel >= kStripsPerCassette) return MapStatus::kChannel;
-      coordinate = c.strip_offset + kStripsPerCassette - 1 - channel;
-      out.plane = Plane::kStrip;
-    }
+    // Wire or strip is a coin toss when readouts arrive shuffled: both coordinates are computed
+    // and one is selected, so the choice costs no mispredicted branch.
+    const bool wire = asic == wire_vmm_parity_;
+    const std::uint32_t local = channel - wire_ch_offset_;  // wraps for channel < offset
+    const std::uint32_t wire_coordinate =
+        c.wire_offset + (wires_reversed_ ? kWiresPerCassette - 1 - local : local);
+    const std::uint32_t strip_coordinate = c.strip_offset + kStripsPerCassette - 1 - channel;
+    const auto w = static_cast<std::uint32_t>(wire);
+    const std::uint32_t select = 0U - w;  // all ones for a wire
+    // One comparison for either plane (a wire's local index < 32, a strip's channel < 64), so
+    // the compiler cannot split it into a branch per plane.
+    const std::uint32_t value = channel ^ ((local ^ channel) & select);
+    const std::uint32_t limit =
+        kStripsPerCassette ^ ((kWiresPerCassette ^ kStripsPerCassette) & select);
+    if (value >= limit) return MapStatus::kChannel;
+    out.plane = static_cast<Plane>(w ^ 1U);  // kWire = 0, kStrip = 1
     out.cassette = static_cast<std::uint16_t>(index);
-    out.coordinate = static_cast<std::uint16_t>(coordinate);
+    out.coordinate =
+        static_cast<std::uint16_t>(strip_coordinate ^ ((wire_coordinate ^ strip_coordinate) & select));
     out.threshold = c.thresholds[asic];
     out.vmm_index = static_cast<std::uint16_t>(index * 2 + static_cast<std::int16_t>(asic));
     return MapStatus::kOk;
