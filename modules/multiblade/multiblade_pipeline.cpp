@@ -31,7 +31,8 @@ const OptionSpec kOptions[] = {
     {"position-algorithm", OptionType::kString, "center-of-mass",
      "Event position: center-of-mass (ADC-weighted, rounded) or max-adc"},
     {"reorder-window-ns", OptionType::kInt, "1000000",
-     "Readouts may arrive this much later (in detector time) than the latest one seen and "
+     "Readouts may arrive this much later (in detector time) than the latest one seen on their "
+     "output queue and "
      "still join their events; later ones are counted as hits.late and still used (ns)"},
     {"reorder-buffer-hits", OptionType::kInt, "8192",
      "Pending hits held per cassette while the reorder window is open (64..1048576)"},
