@@ -70,31 +70,20 @@ Clusterer::Clusterer(CounterRegistry& counters, const Geometry& geometry,
   }
 }
 
-void Clusterer::add(std::uint32_t cassette, const Hit& hit) noexcept {
-  // Later than the window: groups it might have joined may be closed already. It is still used.
-  if (hit.time_ns + settings_.reorder_window_ns < latest_ns_[queue_]) late_.add();
-  if (hit.time_ns > packet_latest_ns_) packet_latest_ns_ = hit.time_ns;
+void Clusterer::make_room(std::uint32_t cassette) noexcept {
   Buffer& b = buffers_[cassette];
-  if (b.end == settings_.buffer_hits) {
-    if (b.head != 0) {  // slide the pending hits to the front
-      Hit* hits = hits_of(cassette);
-      std::copy(hits + b.head, hits + b.end, hits);
-      b.sorted_end -= b.head;
-      b.end -= b.head;
-      b.head = 0;
-    } else {
-      // The window holds more hits than the buffer: close everything pending now (possibly
-      // splitting a group), counted, rather than lose a hit.
-      buffer_full_.add(b.end);
-      sort_in(cassette);
-      close_before(cassette, kNever);
-    }
-  }
-  hits_of(cassette)[b.end++] = hit;
-  queue_of_[cassette] = queue_;
-  if (!b.dirty) {
-    b.dirty = true;
-    dirty_[dirty_count_++] = cassette;
+  if (b.head != 0) {  // slide the pending hits to the front
+    Hit* hits = hits_of(cassette);
+    std::copy(hits + b.head, hits + b.end, hits);
+    b.sorted_end -= b.head;
+    b.end -= b.head;
+    b.head = 0;
+  } else {
+    // The window holds more hits than the buffer: close everything pending now (possibly
+    // splitting a group), counted, rather than lose a hit.
+    buffer_full_.add(b.end);
+    sort_in(cassette);
+    close_before(cassette, kNever);
   }
 }
 
@@ -106,17 +95,19 @@ constexpr std::uint32_t kRankSortLimit = 32;
 
 void Clusterer::sort_tail(Hit* tail, std::uint32_t n) noexcept {
   if (n < 2) return;
-  std::uint64_t lo = tail[0].time_ns, hi = lo;
   std::uint32_t descents = 0;
   for (std::uint32_t i = 1; i < n; ++i) {
-    lo = std::min(lo, tail[i].time_ns);
-    hi = std::max(hi, tail[i].time_ns);
     descents += tail[i].time_ns < tail[i - 1].time_ns ? 1U : 0U;
   }
   if (descents == 0) return;
   if (descents * 4 <= n) {  // nearly in order: insertion mispredicts only at the few descents
     sort_hits(tail, n, earlier);
     return;
+  }
+  std::uint64_t lo = tail[0].time_ns, hi = lo;
+  for (std::uint32_t i = 1; i < n; ++i) {
+    lo = std::min(lo, tail[i].time_ns);
+    hi = std::max(hi, tail[i].time_ns);
   }
   if (n > kRankSortLimit || hi - lo > 0x7FFF'FFFFU) {
     std::sort(tail, tail + n, earlier);

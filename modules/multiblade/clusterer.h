@@ -52,8 +52,20 @@ class Clusterer {
   /// Starts a packet of output queue `queue` (< 12, checked by the header parser).
   void begin_packet(std::uint8_t queue) noexcept { queue_ = queue; }
   /// Adds a hit of the packet in hand. The packet's hits are only grouped at end_packet(), so
-  /// their order inside the packet cannot matter.
-  void add(std::uint32_t cassette, const Hit& hit) noexcept;
+  /// their order inside the packet cannot matter. Inline: it runs once per readout.
+  void add(std::uint32_t cassette, const Hit& hit) noexcept {
+    // Later than the window: groups it might have joined may be closed already. Still used.
+    if (hit.time_ns + settings_.reorder_window_ns < latest_ns_[queue_]) late_.add();
+    if (hit.time_ns > packet_latest_ns_) packet_latest_ns_ = hit.time_ns;
+    Buffer& b = buffers_[cassette];
+    if (b.end == settings_.buffer_hits) make_room(cassette);
+    hits_of(cassette)[b.end++] = hit;
+    queue_of_[cassette] = queue_;
+    if (!b.dirty) {
+      b.dirty = true;
+      dirty_[dirty_count_++] = cassette;
+    }
+  }
   /// Sorts in this packet's hits and closes every group that the reorder window lets close.
   void end_packet() noexcept;
   /// Closes every pending group of one cassette (timeout) or of all of them (stop).
@@ -90,6 +102,7 @@ class Clusterer {
   Hit* hits_of(std::uint32_t cassette) noexcept {
     return &hits_[std::size_t{cassette} * (settings_.buffer_hits + kSlicePad)];
   }
+  void make_room(std::uint32_t cassette) noexcept;
   void sort_tail(Hit* tail, std::uint32_t n) noexcept;
   void sort_in(std::uint32_t cassette) noexcept;
   /// Forms the events of every group whose latest hit + gap is before `horizon`.

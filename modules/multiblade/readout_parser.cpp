@@ -6,6 +6,7 @@ ReadoutParser::ReadoutParser(CounterRegistry& counters, const Geometry& geometry
                              const Calibration& calibration, const ReadoutSettings& settings)
     : geometry_(geometry),
       calibration_(calibration),
+      calibrated_(calibration.enabled()),
       settings_(settings),
       blocks_(counters, kReadoutSize),
       accepted_(counters.counter("readouts.accepted")),

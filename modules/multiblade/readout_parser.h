@@ -77,16 +77,17 @@ class ReadoutParser {
         return;
       }
       // Calibrated per channel first, then compared with the threshold of this VMM.
-      const std::uint16_t adc = calibration_.adc(
-          mapping.vmm_index, r[19], static_cast<std::uint16_t>(ess::load_u16(r + 14) & kAdcMask));
+      auto adc = static_cast<std::uint16_t>(ess::load_u16(r + 14) & kAdcMask);
+      if (calibrated_) adc = calibration_.adc(mapping.vmm_index, r[19], adc);
       if (adc < mapping.threshold) {
         errors_[ReadoutError::kAdcBelowThreshold].add();
         return;
       }
       // BC is not applied; TDC fine time only through a calibration file (calibration.h).
-      const std::uint64_t time_ns = ess::to_ns(ess::load_u32(r + 4), time_low) +
-                                    static_cast<std::uint64_t>(
-                                        calibration_.tdc_ns(mapping.vmm_index, r[19], r[17]));
+      std::uint64_t time_ns = ess::to_ns(ess::load_u32(r + 4), time_low);
+      if (calibrated_) {
+        time_ns += static_cast<std::uint64_t>(calibration_.tdc_ns(mapping.vmm_index, r[19], r[17]));
+      }
       const ess::Tof tof = ess::time_of_flight(time_ns, header.pulse_time_ns,
                                                header.prev_pulse_time_ns, settings_.max_tof_ns);
       if (tof.status != ess::TofStatus::kOk) {
@@ -103,6 +104,7 @@ class ReadoutParser {
  private:
   const Geometry& geometry_;
   const Calibration& calibration_;
+  bool calibrated_;
   ReadoutSettings settings_;
   ess::ReadoutBlockWalker blocks_;
   Counter& accepted_;
