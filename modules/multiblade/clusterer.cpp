@@ -32,14 +32,15 @@ void sort_hits(Hit* hits, std::uint32_t count, Less less) noexcept {
 
 // The pending buffer is ordered by time only: hits of equal time may sit in either order, which
 // changes no group (groups are decided by times alone). Inside a group, clusters are built from
-// hits sorted by the total order below, so no event depends on the order of arrival.
+// hits sorted by coordinate, and nothing a cluster computes depends on the order of arrival.
 bool earlier(const Hit& a, const Hit& b) noexcept { return a.time_ns < b.time_ns; }
 
+// Hits equal in coordinate and time may stay in either order: a cluster takes sums, the largest
+// ADC (a tie between equal ADCs is the same coordinate) and the earliest time (a tie takes the
+// smaller pulse), none of which depends on their order.
 bool lower_coordinate(const Hit& a, const Hit& b) noexcept {
   if (a.coordinate != b.coordinate) return a.coordinate < b.coordinate;
-  if (a.time_ns != b.time_ns) return a.time_ns < b.time_ns;
-  if (a.adc != b.adc) return a.adc < b.adc;
-  return a.pulse_ns < b.pulse_ns;
+  return a.time_ns < b.time_ns;
 }
 
 }  // namespace
@@ -220,7 +221,7 @@ std::uint32_t Clusterer::build_clusters(Hit* hits, std::uint32_t count, std::uin
                                 h.coordinate, h.coordinate, h.adc, false};
     }
     Cluster& c = out[clusters - 1];
-    if (h.time_ns < c.time_ns) {
+    if (h.time_ns < c.time_ns || (h.time_ns == c.time_ns && h.pulse_ns < c.pulse_ns)) {
       c.time_ns = h.time_ns;
       c.pulse_ns = h.pulse_ns;
     }
