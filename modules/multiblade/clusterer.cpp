@@ -53,6 +53,8 @@ Clusterer::Clusterer(CounterRegistry& counters, const Geometry& geometry,
       buffers_(geometry.cassettes()),
       hits_(std::size_t{geometry.cassettes()} * (settings.buffer_hits + kSlicePad)),
       scratch_(settings.buffer_hits),
+      radix_a_(settings.buffer_hits),
+      radix_b_(settings.buffer_hits),
       dirty_(geometry.cassettes()),
       queue_of_(geometry.cassettes(), 0),
       formed_(counters.counter("events.formed")),
@@ -101,8 +103,17 @@ void Clusterer::sort_tail(Hit* tail, std::uint32_t n) noexcept {
     descents += tail[i].time_ns < tail[i - 1].time_ns ? 1U : 0U;
   }
   if (descents == 0) return;
-  if (descents * 4 <= n) {  // nearly in order: insertion mispredicts only at the few descents
-    sort_hits(tail, n, earlier);
+  if (descents * 4 <= n) {
+    // Nearly in order: insertion is adaptive, it mispredicts only at the few descents.
+    for (std::uint32_t i = 1; i < n; ++i) {
+      const Hit h = tail[i];
+      std::uint32_t j = i;
+      while (j > 0 && h.time_ns < tail[j - 1].time_ns) {
+        tail[j] = tail[j - 1];
+        --j;
+      }
+      tail[j] = h;
+    }
     return;
   }
   std::uint64_t lo = tail[0].time_ns, hi = lo;
@@ -110,8 +121,12 @@ void Clusterer::sort_tail(Hit* tail, std::uint32_t n) noexcept {
     lo = std::min(lo, tail[i].time_ns);
     hi = std::max(hi, tail[i].time_ns);
   }
-  if (n > kRankSortLimit || hi - lo > 0x7FFF'FFFFU) {
+  if (hi - lo > 0xFFFF'FFFFU) {  // not from one packet's pulse window: never on a sane stream
     std::sort(tail, tail + n, earlier);
+    return;
+  }
+  if (n > kRankSortLimit) {
+    radix_sort(tail, n, lo);
     return;
   }
   std::int32_t keys[kRankSortLimit];
@@ -124,6 +139,35 @@ void Clusterer::sort_tail(Hit* tail, std::uint32_t n) noexcept {
     for (std::uint32_t j = 0; j < i; ++j) rank += keys[j] == k ? 1 : 0;  // ties keep arrival order
     out[rank] = tail[i];
   }
+  std::copy(out, out + n, tail);
+}
+
+// Larger shuffled tails (a queue that carries only a few cassettes gives each of them a hundred
+// hits or more per packet): LSD radix sort of (32-bit relative time, index) by bytes, skipping
+// bytes that all keys share; branch-free like the rank sort, linear in n.
+void Clusterer::radix_sort(Hit* tail, std::uint32_t n, std::uint64_t lo) noexcept {
+  std::uint64_t* a = radix_a_.data();
+  std::uint64_t* b = radix_b_.data();
+  std::uint32_t counts[4][256] = {};
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint64_t key = (tail[i].time_ns - lo) << 32 | i;
+    a[i] = key;
+    for (unsigned d = 0; d < 4; ++d) ++counts[d][(key >> (32 + 8 * d)) & 0xFF];
+  }
+  for (unsigned d = 0; d < 4; ++d) {
+    const unsigned shift = 32 + 8 * d;
+    if (counts[d][(a[0] >> shift) & 0xFF] == n) continue;  // every key has this byte
+    std::uint32_t offset = 0;
+    for (std::uint32_t& c : counts[d]) {
+      const std::uint32_t here = c;
+      c = offset;
+      offset += here;
+    }
+    for (std::uint32_t i = 0; i < n; ++i) b[counts[d][(a[i] >> shift) & 0xFF]++] = a[i];
+    std::swap(a, b);
+  }
+  Hit* out = scratch_.data();
+  for (std::uint32_t i = 0; i < n; ++i) out[i] = tail[a[i] & 0xFFFF'FFFFU];
   std::copy(out, out + n, tail);
 }
 

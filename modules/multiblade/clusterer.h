@@ -104,6 +104,7 @@ class Clusterer {
   }
   void make_room(std::uint32_t cassette) noexcept;
   void sort_tail(Hit* tail, std::uint32_t n) noexcept;
+  void radix_sort(Hit* tail, std::uint32_t n, std::uint64_t lo) noexcept;
   void sort_in(std::uint32_t cassette) noexcept;
   /// Forms the events of every group whose latest hit + gap is before `horizon`.
   void close_before(std::uint32_t cassette, std::uint64_t horizon) noexcept;
@@ -117,7 +118,9 @@ class Clusterer {
   EventSink& events_;
   std::vector<Buffer> buffers_;
   std::vector<Hit> hits_;     // one slice of buffer_hits per cassette (hits_of())
-  std::vector<Hit> scratch_;  // merge space, buffer_hits
+  std::vector<Hit> scratch_;  // merge and sort space, buffer_hits
+  std::vector<std::uint64_t> radix_a_;  // radix sort keys, buffer_hits each
+  std::vector<std::uint64_t> radix_b_;
   std::vector<std::uint32_t> dirty_;
   std::uint32_t dirty_count_ = 0;
   std::vector<Hit> plane_hits_[2];
