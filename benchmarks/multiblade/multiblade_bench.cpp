@@ -5,8 +5,8 @@
 // the pipeline's cost is reported against it and the disordered orders against order:0 (compare
 // the items/s in one run).
 #include <algorithm>
-#include <cstdlib>
 #include <array>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -88,9 +88,8 @@ Readout make_readout(std::uint32_t cassette, Plane plane, std::uint32_t local, s
   const ess::EssTime t = ess::to_ess(time);
   Readout r{};
   write_readout(r.data(), Vmm3Readout{static_cast<std::uint8_t>(g.cassette(cassette).ring * 2),
-                                      g.cassette(cassette).fen, kReadoutSize, t.high, t.low, 0,
-                                      adc, 0, 0, g.vmm_of(cassette, plane),
-                                      g.channel_of(plane, local)});
+                                      g.cassette(cassette).fen, kReadoutSize, t.high, t.low, 0, adc,
+                                      0, 0, g.vmm_of(cassette, plane), g.channel_of(plane, local)});
   return r;
 }
 
@@ -118,8 +117,10 @@ Stream make_stream(Order order) {
     for (std::uint64_t n = 0; n < 90'000; ++n) {
       const auto c = static_cast<std::uint32_t>(rng() % g.cassettes());
       const std::uint64_t t = kPulseNs + 10'000 + rng() % 70'000'000;
-      readouts.push_back(make_readout(c, Plane::kWire, static_cast<std::uint32_t>(rng() % 32), 600, t));
-      readouts.push_back(make_readout(c, Plane::kStrip, static_cast<std::uint32_t>(rng() % 64), 600, t));
+      readouts.push_back(
+          make_readout(c, Plane::kWire, static_cast<std::uint32_t>(rng() % 32), 600, t));
+      readouts.push_back(
+          make_readout(c, Plane::kStrip, static_cast<std::uint32_t>(rng() % 64), 600, t));
       ++out.neutrons;
     }
   } else {
@@ -130,10 +131,12 @@ Stream make_stream(Order order) {
       const std::uint64_t t = kPulseNs + 10'000 + n * 2000;
       for (std::uint32_t k = 0; k < 3; ++k)
         readouts.push_back(make_readout(c, Plane::kWire, wire - 1 + k,
-                                        static_cast<std::uint16_t>(200 + 100 * (k == 1)), t + k * 10));
+                                        static_cast<std::uint16_t>(200 + 100 * (k == 1)),
+                                        t + k * 10));
       for (std::uint32_t k = 0; k < 3; ++k)
         readouts.push_back(make_readout(c, Plane::kStrip, strip - 1 + k,
-                                        static_cast<std::uint16_t>(200 + 100 * (k == 1)), t + k * 15));
+                                        static_cast<std::uint16_t>(200 + 100 * (k == 1)),
+                                        t + k * 15));
       ++out.neutrons;
     }
   }
@@ -141,13 +144,15 @@ Stream make_stream(Order order) {
   const std::size_t per_packet = (kPacketSize - ess::kHeaderSizeV1) / kReadoutSize;
   std::vector<std::vector<Readout>> packets;
   for (std::size_t i = 0; i < readouts.size(); i += per_packet) {
-    packets.emplace_back(readouts.begin() + static_cast<std::ptrdiff_t>(i),
-                         readouts.begin() + static_cast<std::ptrdiff_t>(std::min(i + per_packet, readouts.size())));
+    packets.emplace_back(
+        readouts.begin() + static_cast<std::ptrdiff_t>(i),
+        readouts.begin() + static_cast<std::ptrdiff_t>(std::min(i + per_packet, readouts.size())));
   }
   if (order == Order::kDelayed) {
     std::vector<std::vector<Readout>> delayed(packets.size() + 3);
     for (std::size_t p = 0; p < packets.size(); ++p) {
-      for (const Readout& r : packets[p]) delayed[p + (rng() % 5 == 0 ? 1 + rng() % 3 : 0)].push_back(r);
+      for (const Readout& r : packets[p])
+        delayed[p + (rng() % 5 == 0 ? 1 + rng() % 3 : 0)].push_back(r);
     }
     packets.swap(delayed);
   }
@@ -232,7 +237,8 @@ void BM_Clustering(benchmark::State& state) {
       header_parser.parse(p.data(), static_cast<std::uint32_t>(p.size()), h);
       packets.emplace_back();
       parser.parse(p.data() + h.header_size, static_cast<std::uint32_t>(p.size() - h.header_size),
-                   h, [&](std::uint32_t c, const Hit& hit) { packets.back().emplace_back(c, hit); });
+                   h,
+                   [&](std::uint32_t c, const Hit& hit) { packets.back().emplace_back(c, hit); });
     }
   }
   CounterRegistry counters;
@@ -278,7 +284,8 @@ void BM_Pipeline(benchmark::State& state) {
     // round's hits are late against the one before.
     state.PauseTiming();
     CounterRegistry counters;
-    auto pipeline = std::make_unique<MultibladePipeline>(config_from_options(options), counters, sink);
+    auto pipeline =
+        std::make_unique<MultibladePipeline>(config_from_options(options), counters, sink);
     state.ResumeTiming();
     for (std::size_t i = 0; i < views.size(); i += 64) {
       pipeline->process(PacketBatch(views.data() + i, std::min<std::size_t>(64, views.size() - i)));

@@ -8,12 +8,13 @@ namespace {
 constexpr const char* kWhat = "multiblade calibration";
 
 void load(const JsonDocument& doc, const Geometry& geometry,
-                 std::vector<ChannelCalibration>& channels) {
+          std::vector<ChannelCalibration>& channels) {
   const JsonNode root = doc.root();
   if (!root.is_object()) root.fail("is not an object; expected the calibration object");
   const JsonNode detector = root.at("Detector");
   if (detector.as_string() != "Freia") {
-    detector.fail("\"" + detector.as_string() + "\" is not the geometry's detector; expected \"Freia\"");
+    detector.fail("\"" + detector.as_string() +
+                  "\" is not the geometry's detector; expected \"Freia\"");
   }
   const JsonNode version = root.at("Version");
   if (version.as_int(0, 1'000'000) != 1) version.fail("is not 1; expected version 1");
@@ -23,7 +24,8 @@ void load(const JsonDocument& doc, const Geometry& geometry,
   std::vector<std::uint8_t> seen(geometry.cassettes(), 0);
   const JsonNode list = root.at("Calibrations");
   for (const JsonNode& entry : list.elements()) {
-    if (!entry.is_object()) entry.fail("is not an object; expected {\"VMMHybridCalibration\": ...}");
+    if (!entry.is_object())
+      entry.fail("is not an object; expected {\"VMMHybridCalibration\": ...}");
     entry.check_keys({"VMMHybridCalibration"});
     const JsonNode hybrid = entry.at("VMMHybridCalibration");
     if (!hybrid.is_object()) hybrid.fail("is not an object; expected a hybrid's calibration");
@@ -36,7 +38,8 @@ void load(const JsonDocument& doc, const Geometry& geometry,
     }
     const int index = geometry.find_hybrid(text);
     if (index < 0) {
-      id.fail("\"" + text + "\" is not in the " + geometry.origin() + "; expected one of its HybridIds");
+      id.fail("\"" + text + "\" is not in the " + geometry.origin() +
+              "; expected one of its HybridIds");
     }
     if (seen[static_cast<std::size_t>(index)] != 0) {
       id.fail("\"" + text + "\" is calibrated twice; expected each hybrid once");

@@ -261,7 +261,7 @@ std::uint32_t Clusterer::build_clusters(Hit* hits, std::uint32_t count, std::uin
   for (std::uint32_t i = 0; i < count; ++i) {
     const Hit& h = hits[i];
     if (clusters == 0 || h.coordinate > out[clusters - 1].max_coordinate + max_gap + 1U) {
-      out[clusters++] = Cluster{h.time_ns,    h.pulse_ns,   0,     0,    0,    h.coordinate,
+      out[clusters++] = Cluster{h.time_ns,    h.pulse_ns,   0,     0,    0, h.coordinate,
                                 h.coordinate, h.coordinate, h.adc, false};
     }
     Cluster& c = out[clusters - 1];

@@ -8,10 +8,10 @@
 // group is final once its latest hit plus the gap is earlier than the horizon, the latest hit time
 // seen on the cassette's output queue minus the reorder window. The horizon is per queue because
 // a queue is one stream from one ring (its own sequence numbers); different queues' packets
-// interleave with no time relation, and every cassette is on one ring, so on one queue. A hit that arrives further behind than the
-// window is counted as hits.late and still used: it forms a group with whatever is pending near its
-// time (often the other hits of its own packet). All storage is allocated in the constructor;
-// add(), end_packet() and close() never allocate.
+// interleave with no time relation, and every cassette is on one ring, so on one queue. A hit that
+// arrives further behind than the window is counted as hits.late and still used: it forms a group
+// with whatever is pending near its time (often the other hits of its own packet). All storage is
+// allocated in the constructor; add(), end_packet() and close() never allocate.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +44,6 @@ struct ClusterSettings {
 class Clusterer {
  public:
   static constexpr std::uint32_t kQueues = 12;  // ESS output queues
-
 
   Clusterer(CounterRegistry& counters, const Geometry& geometry, const ClusterSettings& settings,
             EventSink& events);
@@ -117,15 +116,15 @@ class Clusterer {
   ClusterSettings settings_;
   EventSink& events_;
   std::vector<Buffer> buffers_;
-  std::vector<Hit> hits_;     // one slice of buffer_hits per cassette (hits_of())
-  std::vector<Hit> scratch_;  // merge and sort space, buffer_hits
+  std::vector<Hit> hits_;               // one slice of buffer_hits per cassette (hits_of())
+  std::vector<Hit> scratch_;            // merge and sort space, buffer_hits
   std::vector<std::uint64_t> radix_a_;  // radix sort keys, buffer_hits each
   std::vector<std::uint64_t> radix_b_;
   std::vector<std::uint32_t> dirty_;
   std::uint32_t dirty_count_ = 0;
   std::vector<Hit> plane_hits_[2];
   std::vector<Cluster> clusters_[2];
-  std::vector<std::uint8_t> queue_of_;  // per cassette: the queue its latest hit came on
+  std::vector<std::uint8_t> queue_of_;     // per cassette: the queue its latest hit came on
   std::uint64_t latest_ns_[kQueues] = {};  // per queue: latest hit time, up to the last packet
   std::uint64_t packet_latest_ns_ = 0;     // latest hit time of the packet in hand
   std::uint8_t queue_ = 0;

@@ -156,8 +156,8 @@ class Generator {
     out << "{\"packets\": " << sent_packets_ << ", \"data_packets\": " << data_packets_
         << ", \"readouts\": " << readouts_ << ", \"neutrons\": " << neutrons_
         << ", \"noise_wire\": " << noise_[0] << ", \"noise_strip\": " << noise_[1]
-        << ", \"delayed\": " << delayed_ << ", \"exact_truth\": "
-        << (s_.random_time ? "false" : "true")
+        << ", \"delayed\": " << delayed_
+        << ", \"exact_truth\": " << (s_.random_time ? "false" : "true")
         << ", \"send_errors\": " << sender_.send_errors() << ", \"faults\": {";
     bool first = true;
     for (const auto& [name, n] : fault_counts_) {
@@ -246,8 +246,17 @@ class Generator {
     const ess::EssTime t = ess::to_ess(time_ns);
     // Either fibre of the ring (ring = fibre / 2).
     const auto fiber = static_cast<std::uint8_t>(c.ring * 2 + below(2));
-    const Vmm3Readout r{fiber,  c.fen, kReadoutSize, t.high, t.low, 0, adc, 0, 0,
-                        g_.vmm_of(cassette, plane), g_.channel_of(plane, local)};
+    const Vmm3Readout r{fiber,
+                        c.fen,
+                        kReadoutSize,
+                        t.high,
+                        t.low,
+                        0,
+                        adc,
+                        0,
+                        0,
+                        g_.vmm_of(cassette, plane),
+                        g_.channel_of(plane, local)};
     ++readouts_;
     const unsigned queue = queue_of(cassette);
     if (s_.delay_fraction > 0 && uniform(0, 1) < s_.delay_fraction) {
@@ -294,7 +303,8 @@ class Generator {
     for (std::uint64_t i = 0; i < s_.neutrons_per_pulse; ++i) {
       // Random-time mode: every neutron (its wire and strip hits) at a random time in the pulse,
       // in no order, as the facility's own generator does; neutrons may then overlap.
-      const std::uint64_t tof = s_.random_time ? kFirstTofNs + below(window_) : kFirstTofNs + i * spacing_;
+      const std::uint64_t tof =
+          s_.random_time ? kFirstTofNs + below(window_) : kFirstTofNs + i * spacing_;
       std::uint32_t x = 0, y = 0;
       position(x, y);
       const std::uint32_t cassette = y / kWiresPerCassette;
@@ -342,9 +352,10 @@ class Generator {
       const std::size_t n = (shuffled_.size() - header) / kReadoutSize;
       for (std::size_t i = n; i > 1; --i) {
         const std::size_t j = below(i);
-        std::swap_ranges(shuffled_.begin() + static_cast<std::ptrdiff_t>(header + (i - 1) * kReadoutSize),
-                         shuffled_.begin() + static_cast<std::ptrdiff_t>(header + i * kReadoutSize),
-                         shuffled_.begin() + static_cast<std::ptrdiff_t>(header + j * kReadoutSize));
+        std::swap_ranges(
+            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + (i - 1) * kReadoutSize),
+            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + i * kReadoutSize),
+            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + j * kReadoutSize));
       }
       packet = shuffled_;
     }

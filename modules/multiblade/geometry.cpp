@@ -56,9 +56,8 @@ void Geometry::select_instrument(Instrument instrument) {
                   : instrument == Instrument::kTblMb ? rules_ == Instrument::kAmor
                                                      : rules_ == instrument;
   if (!ok) {
-    throw ConfigError(origin_ + ": /InstrumentGeometry: \"" +
-                      instrument_name(rules_) + "\" cannot run as instrument " +
-                      instrument_name(instrument) + "; expected " +
+    throw ConfigError(origin_ + ": /InstrumentGeometry: \"" + instrument_name(rules_) +
+                      "\" cannot run as instrument " + instrument_name(instrument) + "; expected " +
                       (instrument == Instrument::kFreia   ? "Freia or AMOR"
                        : instrument == Instrument::kTblMb ? "AMOR"
                                                           : instrument_name(instrument)));
@@ -101,10 +100,10 @@ Geometry Geometry::load(const JsonDocument& doc) {
       static_cast<std::uint16_t>(root.get_int_or("MaxGapWire", 0, 0, kWiresPerCassette));
   g.max_gap_strip_ =
       static_cast<std::uint16_t>(root.get_int_or("MaxGapStrip", 0, 0, kStripsPerCassette));
-  g.clustering_gap_ns_ = static_cast<std::uint64_t>(
-      root.get_int_or("MaxClusteringTimeGap", 0, 1, 1'000'000'000));
-  g.matching_gap_ns_ = static_cast<std::uint64_t>(
-      root.get_int_or("MaxMatchingTimeGap", 0, 1, 1'000'000'000));
+  g.clustering_gap_ns_ =
+      static_cast<std::uint64_t>(root.get_int_or("MaxClusteringTimeGap", 0, 1, 1'000'000'000));
+  g.matching_gap_ns_ =
+      static_cast<std::uint64_t>(root.get_int_or("MaxMatchingTimeGap", 0, 1, 1'000'000'000));
 
   std::uint32_t max_cassette = 0;
   switch (g.rules_) {

@@ -81,9 +81,7 @@ class Geometry {
   Instrument instrument() const noexcept { return instrument_; }
   /// The InstrumentGeometry of the file: TBL-MB files say "AMOR".
   Instrument pixel_rules() const noexcept { return rules_; }
-  std::uint32_t cassettes() const noexcept {
-    return static_cast<std::uint32_t>(cassettes_.size());
-  }
+  std::uint32_t cassettes() const noexcept { return static_cast<std::uint32_t>(cassettes_.size()); }
   const CassetteConfig& cassette(std::uint32_t index) const noexcept { return cassettes_[index]; }
   std::uint32_t wire_channel_offset() const noexcept { return wire_ch_offset_; }
   std::uint64_t max_pulse_time_ns() const noexcept { return max_pulse_time_ns_; }
@@ -105,18 +103,20 @@ class Geometry {
 
   /// The VMM (0..21) that reads `plane` of cassette `index`.
   std::uint8_t vmm_of(std::uint32_t index, Plane plane) const noexcept {
-    const auto asic = static_cast<std::uint8_t>(plane == Plane::kWire ? wire_vmm_parity_
-                                                                      : 1U - wire_vmm_parity_);
+    const auto asic =
+        static_cast<std::uint8_t>(plane == Plane::kWire ? wire_vmm_parity_ : 1U - wire_vmm_parity_);
     return static_cast<std::uint8_t>(cassettes_[index].hybrid * 2 + asic);
   }
   /// Channel of local wire 0..31 or strip 0..63 of a cassette (inverse of map(); generators).
   std::uint8_t channel_of(Plane plane, std::uint32_t local) const noexcept {
     if (plane == Plane::kStrip) return static_cast<std::uint8_t>(kStripsPerCassette - 1 - local);
-    return static_cast<std::uint8_t>(wires_reversed_ ? wire_ch_offset_ + kWiresPerCassette - 1 - local
-                                                     : wire_ch_offset_ + local);
+    return static_cast<std::uint8_t>(wires_reversed_
+                                         ? wire_ch_offset_ + kWiresPerCassette - 1 - local
+                                         : wire_ch_offset_ + local);
   }
   /// Instrument-wide coordinate of local wire/strip `local` of cassette `index`.
-  std::uint32_t coordinate_of(std::uint32_t index, Plane plane, std::uint32_t local) const noexcept {
+  std::uint32_t coordinate_of(std::uint32_t index, Plane plane,
+                              std::uint32_t local) const noexcept {
     const CassetteConfig& c = cassettes_[index];
     return (plane == Plane::kWire ? c.wire_offset : c.strip_offset) + local;
   }
@@ -151,8 +151,8 @@ class Geometry {
     if (value >= limit) return MapStatus::kChannel;
     out.plane = static_cast<Plane>(w ^ 1U);  // kWire = 0, kStrip = 1
     out.cassette = static_cast<std::uint16_t>(index);
-    out.coordinate =
-        static_cast<std::uint16_t>(strip_coordinate ^ ((wire_coordinate ^ strip_coordinate) & select));
+    out.coordinate = static_cast<std::uint16_t>(strip_coordinate ^
+                                                ((wire_coordinate ^ strip_coordinate) & select));
     out.threshold = c.thresholds[asic];
     out.vmm_index = static_cast<std::uint16_t>(index * 2 + static_cast<std::int16_t>(asic));
     return MapStatus::kOk;

@@ -55,8 +55,8 @@ MultibladeConfig config_from_options(const OptionValues& o) {
   if (c.calibration_path == "off") c.calibration_path.clear();
   const std::size_t instrument =
       o.get_choice("detector", {"auto", "freia", "estia", "amor", "tblmb"});
-  c.instrument = std::string(std::array<const char*, 5>{"auto", "freia", "estia", "amor",
-                                                        "tblmb"}[instrument]);
+  c.instrument = std::string(
+      std::array<const char*, 5>{"auto", "freia", "estia", "amor", "tblmb"}[instrument]);
   c.readout.max_tof_ns = static_cast<std::uint64_t>(o.get_int("max-tof-ns", 1, 0x7FFF'FFFF));
   c.cluster.max_time_gap_ns =
       static_cast<std::uint64_t>(o.get_int("max-time-gap-ns", 0, 1'000'000'000));
@@ -73,8 +73,7 @@ MultibladeConfig config_from_options(const OptionValues& o) {
                             : PositionAlgorithm::kMaxAdc;
   c.cluster.reorder_window_ns =
       static_cast<std::uint64_t>(o.get_int("reorder-window-ns", 0, 10'000'000'000LL));
-  c.cluster.buffer_hits =
-      static_cast<std::uint32_t>(o.get_int("reorder-buffer-hits", 64, 1 << 20));
+  c.cluster.buffer_hits = static_cast<std::uint32_t>(o.get_int("reorder-buffer-hits", 64, 1 << 20));
   c.cluster_timeout_ns =
       static_cast<std::uint64_t>(o.get_int("cluster-timeout-ms", 1, 3'600'000)) * 1'000'000;
   return c;

@@ -5,13 +5,13 @@
 #include <array>
 #include <cstdint>
 
+#include "calibration.h"
 #include "efu/counter_group.h"
 #include "efu/counters.h"
 #include "efu/ess/byte_reader.h"
 #include "efu/ess/ess_time.h"
 #include "efu/ess/readout_blocks.h"
 #include "efu/ess/readout_header.h"
-#include "calibration.h"
 #include "geometry.h"
 #include "hit.h"
 #include "vmm3_readout.h"
@@ -43,8 +43,8 @@ inline constexpr std::array<const char*, static_cast<std::size_t>(ReadoutError::
 
 class ReadoutParser {
  public:
-  ReadoutParser(CounterRegistry& counters, const Geometry& geometry,
-                const Calibration& calibration, const ReadoutSettings& settings);
+  ReadoutParser(CounterRegistry& counters, const Geometry& geometry, const Calibration& calibration,
+                const ReadoutSettings& settings);
 
   /// Parses the bytes after the header. `on_hit(cassette, hit)` is called per valid readout.
   /// Blocks are walked at the 20-byte stride (ess::ReadoutBlockWalker): a block whose

@@ -69,7 +69,7 @@ TEST_F(CalibrationTest, AppliesEveryFieldPerVmmAndChannel) {
   ASSERT_TRUE(c.enabled());
   const std::uint32_t v = 1 * 2 + 1;
   EXPECT_EQ(c.adc(v, 0, 100), 180);
-  EXPECT_EQ(c.adc(v, 0, 5), 0);       // clamped at 0
+  EXPECT_EQ(c.adc(v, 0, 5), 0);        // clamped at 0
   EXPECT_EQ(c.adc(v, 0, 1000), 1023);  // and at 1023
   EXPECT_EQ(c.adc(v, 1, 100), 100);    // channel 1 is the identity
   EXPECT_EQ(c.adc(0, 0, 100), 100);
@@ -118,8 +118,8 @@ TEST_F(CalibrationTest, EachBadFieldNamesTheFileThePathAndWhatWasExpected) {
        "/Calibrations/1/VMMHybridCalibration/HybridId: \"TEST0000000000000000000000000000\" is "
        "calibrated twice; expected each hybrid once"},
       {"CalibrationDate",
-       file(R"({"VMMHybridCalibration": {"HybridId": ")" + hybrid_id(0) +
-            R"(", "vmm0": )" + ok_vmm + R"(, "vmm1": )" + ok_vmm + "}}"),
+       file(R"({"VMMHybridCalibration": {"HybridId": ")" + hybrid_id(0) + R"(", "vmm0": )" +
+            ok_vmm + R"(, "vmm1": )" + ok_vmm + "}}"),
        "/Calibrations/0/VMMHybridCalibration: missing \"CalibrationDate\""},
       {"vmm1 missing",
        file(R"({"VMMHybridCalibration": {"HybridId": ")" + hybrid_id(0) +

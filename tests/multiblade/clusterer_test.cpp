@@ -21,8 +21,7 @@ constexpr std::uint64_t kPulse = 1'000'000'000'000ULL;
 
 // Freia layout, cassettes 0 and 1: wire coordinates are y (cassette 1: 32..63), strips x 0..63,
 // pixel = 1 + x + 64 y.
-const std::string kConfig =
-    instrument_config("Freia", entry(0, 0, 0, 0) + "," + entry(1, 0, 0, 1));
+const std::string kConfig = instrument_config("Freia", entry(0, 0, 0, 0) + "," + entry(1, 0, 0, 1));
 
 Hit wire(std::uint16_t y, std::uint16_t adc, std::uint64_t tof) {
   return Hit{kPulse + tof, kPulse, y, adc, Plane::kWire};
@@ -172,7 +171,8 @@ TEST_F(ClustererTest, HitsLateWithinTheWindowJoinAcrossPackets) {
   for (int round = 0; round < 20; ++round) {
     std::vector<std::vector<std::pair<std::uint32_t, Hit>>> delayed(in_order.size() + 3);
     for (std::size_t p = 0; p < in_order.size(); ++p) {
-      for (const auto& h : in_order[p]) delayed[p + (rng() % 10 < 3 ? 1 + rng() % 3 : 0)].push_back(h);
+      for (const auto& h : in_order[p])
+        delayed[p + (rng() % 10 < 3 ? 1 + rng() % 3 : 0)].push_back(h);
     }
     for (auto& p : delayed) std::shuffle(p.begin(), p.end(), rng);
     CounterRegistry c;
@@ -247,7 +247,8 @@ TEST_F(ClustererTest, CassettesClusterIndependently) {
 }
 
 TEST_F(ClustererTest, UnmatchedClustersAreCountedByTheMissingPlane) {
-  packet(clusterer, {{0, wire(1, 100, 1000)}, {0, strip(1, 100, 10'000)}, {0, strip(5, 100, 20'000)}});
+  packet(clusterer,
+         {{0, wire(1, 100, 1000)}, {0, strip(1, 100, 10'000)}, {0, strip(5, 100, 20'000)}});
   clusterer.close_all();
   EXPECT_TRUE(sink.events.empty());
   EXPECT_EQ(count("events.rejected.no_match_strip"), 1U);
@@ -312,7 +313,8 @@ TEST_F(ClustererTest, SpansBeyondTheLimitsAreRejected) {
   s.max_wire_span = 2;
   s.max_strip_span = 3;
   Clusterer c{counters, geometry, s, sink};
-  packet(c, {{0, wire(1, 100, 0)}, {0, wire(2, 100, 0)}, {0, wire(3, 100, 0)}, {0, strip(1, 100, 0)}});
+  packet(c,
+         {{0, wire(1, 100, 0)}, {0, wire(2, 100, 0)}, {0, wire(3, 100, 0)}, {0, strip(1, 100, 0)}});
   packet(c, {{0, wire(1, 100, 5000)},
              {0, strip(1, 100, 5000)},
              {0, strip(2, 100, 5000)},

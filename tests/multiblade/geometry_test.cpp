@@ -41,10 +41,10 @@ std::uint32_t pixel_of(const Geometry& g, std::uint8_t fiber, std::uint8_t fen,
 TEST(Geometry, FreiaPixels) {
   // Freia: even VMM = wires, y = 32 * cassette + 47 - channel; odd VMM = strips, x = 63 -
   // channel; pixel = 1 + x + 64 * y.
-  const Geometry g = Geometry::from_json(
-      instrument_config("Freia", entry(0, 0, 0, 0) + "," + entry(5, 1, 1, 1) + "," +
-                                     entry(31, 10, 13, 10)),
-      "t");
+  const Geometry g =
+      Geometry::from_json(instrument_config("Freia", entry(0, 0, 0, 0) + "," + entry(5, 1, 1, 1) +
+                                                         "," + entry(31, 10, 13, 10)),
+                          "t");
   EXPECT_EQ(g.instrument(), Instrument::kFreia);
   EXPECT_EQ(detector_type(g.instrument()), 0x48);
   EXPECT_EQ(g.logical().nx, 64U);
@@ -94,10 +94,10 @@ TEST(Geometry, EstiaPixels) {
   EXPECT_EQ(g.logical().nx, 1536U);
   EXPECT_EQ(g.logical().ny, 128U);
   EXPECT_EQ(pixel_of(g, 0, 0, 1, 16, 0, 63), 1U);
-  EXPECT_EQ(pixel_of(g, 6, 1, 11, 47, 10, 63), 1536U);     // cassette 47: x = 1535, y = 0
-  EXPECT_EQ(pixel_of(g, 8, 0, 1, 16, 0, 0), 195073U);      // cassette 48: x = 0, y = 127
-  EXPECT_EQ(pixel_of(g, 9, 0, 5, 20, 4, 10), 179781U);     // cassette 50: x = 68, y = 117
-  EXPECT_EQ(pixel_of(g, 15, 1, 11, 47, 10, 0), 196608U);   // cassette 95: x = 1535, y = 127
+  EXPECT_EQ(pixel_of(g, 6, 1, 11, 47, 10, 63), 1536U);    // cassette 47: x = 1535, y = 0
+  EXPECT_EQ(pixel_of(g, 8, 0, 1, 16, 0, 0), 195073U);     // cassette 48: x = 0, y = 127
+  EXPECT_EQ(pixel_of(g, 9, 0, 5, 20, 4, 10), 179781U);    // cassette 50: x = 68, y = 117
+  EXPECT_EQ(pixel_of(g, 15, 1, 11, 47, 10, 0), 196608U);  // cassette 95: x = 1535, y = 127
 }
 
 TEST(Geometry, GeneratorInverseMatchesTheMapping) {
@@ -123,15 +123,14 @@ TEST(Geometry, GeneratorInverseMatchesTheMapping) {
 
 TEST(Geometry, ReportsWhichPartOfTheAddressIsUnknown) {
   // Thresholds: even VMM 7, odd VMM 9.
-  const Geometry g =
-      Geometry::from_json(instrument_config("Freia", entry(0, 1, 2, 3, 7, 9)), "t");
+  const Geometry g = Geometry::from_json(instrument_config("Freia", entry(0, 1, 2, 3, 7, 9)), "t");
   ChannelMapping m{};
   EXPECT_EQ(g.map(0, 2, 6, 20, m), MapStatus::kFiber);   // ring 0 unused
   EXPECT_EQ(g.map(22, 2, 6, 20, m), MapStatus::kFiber);  // ring 11 beyond the facility's 0..10
   EXPECT_EQ(g.map(2, 1, 6, 20, m), MapStatus::kFen);
   EXPECT_EQ(g.map(3, 14, 6, 20, m), MapStatus::kFen);
-  EXPECT_EQ(g.map(3, 2, 4, 20, m), MapStatus::kVmm);   // hybrid 2 not configured
-  EXPECT_EQ(g.map(3, 2, 30, 20, m), MapStatus::kVmm);  // hybrid 15
+  EXPECT_EQ(g.map(3, 2, 4, 20, m), MapStatus::kVmm);      // hybrid 2 not configured
+  EXPECT_EQ(g.map(3, 2, 30, 20, m), MapStatus::kVmm);     // hybrid 15
   EXPECT_EQ(g.map(3, 2, 6, 15, m), MapStatus::kChannel);  // wires: channels 16..47
   EXPECT_EQ(g.map(3, 2, 6, 48, m), MapStatus::kChannel);
   EXPECT_EQ(g.map(3, 2, 7, 64, m), MapStatus::kChannel);  // strips: 0..63
@@ -213,8 +212,8 @@ TEST(Geometry, ReadsTheFacilitysOwnFilesWhenPresent) {
   // (CI has none: then there is nothing to check).
   const std::string git = "/work/.mirror/ess-dmsc+event-formation-unit/repo";
   for (const char* name : {"freia.json", "estia_config.json", "amor.json", "tblmb.json"}) {
-    const std::string command = "git --git-dir=" + git +
-                                " show HEAD:src/modules/freia/configs/" + name + " 2>/dev/null";
+    const std::string command =
+        "git --git-dir=" + git + " show HEAD:src/modules/freia/configs/" + name + " 2>/dev/null";
     FILE* pipe = popen(command.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::string text;
@@ -264,8 +263,9 @@ TEST(Geometry, EachBadFieldNamesTheFileThePathAndWhatWasExpected) {
       {"Detector missing",
        R"({"InstrumentGeometry": "Freia", "Version": 1, "Config": [)" + e0 + "]}",
        "/: missing \"Detector\""},
-      {"Detector", R"({"Detector": "Loki", "InstrumentGeometry": "Freia", "Version": 1, "Config": [)" +
-                       e0 + "]}",
+      {"Detector",
+       R"({"Detector": "Loki", "InstrumentGeometry": "Freia", "Version": 1, "Config": [)" + e0 +
+           "]}",
        "/Detector: \"Loki\" is not a Multi-Blade detector; expected \"Freia\""},
       {"InstrumentGeometry", instrument_config("Nmx", e0),
        "/InstrumentGeometry: \"Nmx\" is unknown; expected Freia, Estia or AMOR"},
@@ -277,7 +277,8 @@ TEST(Geometry, EachBadFieldNamesTheFileThePathAndWhatWasExpected) {
        "/WireChOffset: 33 is out of range; expected 0..32"},
       {"MaxPulseTimeNS", with(R"("MaxPulseTimeNS": 0)"),
        "/MaxPulseTimeNS: 0 is out of range; expected 1..4294967295"},
-      {"MaxGapWire", with(R"("MaxGapWire": -1)"), "/MaxGapWire: -1 is out of range; expected 0..32"},
+      {"MaxGapWire", with(R"("MaxGapWire": -1)"),
+       "/MaxGapWire: -1 is out of range; expected 0..32"},
       {"MaxGapStrip", with(R"("MaxGapStrip": "1")"), "/MaxGapStrip: \"1\" is not an integer"},
       {"MaxClusteringTimeGap", with(R"("MaxClusteringTimeGap": 0)"),
        "/MaxClusteringTimeGap: 0 is out of range; expected 1..1000000000"},
@@ -296,11 +297,13 @@ TEST(Geometry, EachBadFieldNamesTheFileThePathAndWhatWasExpected) {
       {"Hybrid", one(entry(0, 0, 0, 11)), "/Config/0/Hybrid: 11 is out of range; expected 0..10"},
       {"Hybrid twice", one(entry(0, 0, 0, 0) + "," + entry(1, 0, 0, 0)),
        "/Config/1/Hybrid: ring 0, FEN 0, hybrid 0 is used twice; expected each hybrid once"},
-      {"HybridId", one(R"({"CassetteNumber": 0, "Ring": 0, "FEN": 0, "Hybrid": 0, "Thresholds": [[0],[0]], "HybridId": "E55"})"),
+      {"HybridId",
+       one(R"({"CassetteNumber": 0, "Ring": 0, "FEN": 0, "Hybrid": 0, "Thresholds": [[0],[0]], "HybridId": "E55"})"),
        "/Config/0/HybridId: \"E55\" has 3 characters; expected 32"},
       {"HybridId twice",
        one(R"({"CassetteNumber": 0, "Ring": 0, "FEN": 0, "Hybrid": 0, "Thresholds": [[0],[0]], )" +
-           id + R"(}, {"CassetteNumber": 1, "Ring": 0, "FEN": 0, "Hybrid": 1, "Thresholds": [[0],[0]], )" +
+           id +
+           R"(}, {"CassetteNumber": 1, "Ring": 0, "FEN": 0, "Hybrid": 1, "Thresholds": [[0],[0]], )" +
            id + "}"),
        "/Config/1/HybridId: \"E5533333222222221111111100000000\" is used twice; expected each "
        "hybrid once"},
@@ -324,7 +327,8 @@ TEST(Geometry, EachBadFieldNamesTheFileThePathAndWhatWasExpected) {
   };
   for (const BadCase& c : cases) {
     const std::string error = error_of(c.json);
-    EXPECT_EQ(error.rfind("multiblade instrument config 'inst.json': ", 0), 0U) << c.what << ": " << error;
+    EXPECT_EQ(error.rfind("multiblade instrument config 'inst.json': ", 0), 0U)
+        << c.what << ": " << error;
     EXPECT_NE(error.find(c.message), std::string::npos) << c.what << ": " << error;
     EXPECT_NE(error.find("expected"), std::string::npos) << c.what << ": " << error;
   }

@@ -54,8 +54,8 @@ class PipelineTest : public ::testing::Test {
 
 TEST_F(PipelineTest, AnEventSplitAcrossTwoPacketsIsFormedOnce) {
   const auto first = PacketBuilder(0)
-                         .hit(1, 1, 0, 37, 200, 40'000)   // y = 74
-                         .hit(1, 1, 0, 36, 600, 40'010)   // y = 75
+                         .hit(1, 1, 0, 37, 200, 40'000)  // y = 74
+                         .hit(1, 1, 0, 36, 600, 40'010)  // y = 75
                          .build();
   const auto second = PacketBuilder(1)
                           .hit(0, 1, 0, 35, 200, 40'020)  // y = 76
@@ -84,13 +84,11 @@ TEST_F(PipelineTest, TheFacilitysLiteralPacketGivesItsPixelAndTof) {
   // byte: wire channel 47 -> y 0, strip channel 63 -> x 0, so pixel 1; times 0x1100 and 0x1101
   // ticks after 0x65000000 s against a pulse at 0x1000 ticks: TOF 49425 - 46517 = 2908 ns.
   const std::vector<std::uint8_t> packet = {
-      0x00, 0x01, 'E',  'S',  'S',  0x48, 0x48, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x65,
-      0x00, 0x10, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0x64, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00,
-      0x00, 0x00, 0x00, 0x00,
-      0x01, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x65, 0x00, 0x11, 0x00, 0x00, 0x00, 0x00,
-      0x2C, 0x01, 0x00, 0x00, 0x00, 0x2F,
-      0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x65, 0x01, 0x11, 0x00, 0x00, 0x00, 0x00,
-      0xC8, 0x80, 0x00, 0x00, 0x01, 0x3F};
+      0x00, 0x01, 'E',  'S',  'S',  0x48, 0x48, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x65, 0x00,
+      0x10, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0x64, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x01, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x65, 0x00, 0x11, 0x00, 0x00, 0x00,
+      0x00, 0x2C, 0x01, 0x00, 0x00, 0x00, 0x2F, 0x00, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x65,
+      0x01, 0x11, 0x00, 0x00, 0x00, 0x00, 0xC8, 0x80, 0x00, 0x00, 0x01, 0x3F};
   pipeline.process(PacketBatch(std::vector<PacketView>{view(packet)}));
   pipeline.flush();
   ASSERT_EQ(sink.events.size(), 1U);
@@ -159,12 +157,15 @@ std::uint64_t per_packet_sorting_events(const Geometry& g,
     for (std::size_t at = 32; at + 20 <= p.size(); at += 20) {
       ChannelMapping m{};
       if (g.map(p[at], p[at + 1], p[at + 18], p[at + 19], m) != MapStatus::kOk) continue;
-      const std::uint32_t high = p[at + 4] | p[at + 5] << 8 | p[at + 6] << 16 | static_cast<std::uint32_t>(p[at + 7]) << 24;
-      const std::uint32_t low = p[at + 8] | p[at + 9] << 8 | p[at + 10] << 16 | static_cast<std::uint32_t>(p[at + 11]) << 24;
+      const std::uint32_t high = p[at + 4] | p[at + 5] << 8 | p[at + 6] << 16 |
+                                 static_cast<std::uint32_t>(p[at + 7]) << 24;
+      const std::uint32_t low = p[at + 8] | p[at + 9] << 8 | p[at + 10] << 16 |
+                                static_cast<std::uint32_t>(p[at + 11]) << 24;
       per_cassette[m.cassette].push_back({ess::to_ns(high, low), m});
     }
     for (auto& hits : per_cassette) {
-      std::sort(hits.begin(), hits.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::sort(hits.begin(), hits.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
       for (std::size_t i = 0; i < hits.size();) {
         std::size_t j = i + 1;
         while (j < hits.size() && hits[j].first - hits[j - 1].first <= 500) ++j;
@@ -175,7 +176,8 @@ std::uint64_t per_packet_sorting_events(const Geometry& g,
           lo[pl] = std::min<std::uint32_t>(lo[pl], hits[k].second.coordinate);
           hi[pl] = std::max<std::uint32_t>(hi[pl], hits[k].second.coordinate);
         }
-        if (n[0] > 0 && n[1] > 0 && hi[0] - lo[0] + 1 <= n[0] && hi[1] - lo[1] + 1 <= n[1]) ++events;
+        if (n[0] > 0 && n[1] > 0 && hi[0] - lo[0] + 1 <= n[0] && hi[1] - lo[1] + 1 <= n[1])
+          ++events;
         i = j;
       }
     }
@@ -192,7 +194,8 @@ TEST(MultibladeRandomTime, FormsAtLeastAsManyEventsPerReadoutAsPerPacketSorting)
   std::uint32_t sequence = 0;
   std::uint64_t readouts = 0;
   for (int pulse = 0; pulse < 3; ++pulse) {
-    const std::uint64_t pulse_ns = test::kPulseNs + static_cast<std::uint64_t>(pulse) * test::kPeriodNs;
+    const std::uint64_t pulse_ns =
+        test::kPulseNs + static_cast<std::uint64_t>(pulse) * test::kPeriodNs;
     PacketBuilder b(sequence);
     b.pulse(pulse_ns, pulse_ns - test::kPeriodNs);
     for (int pair = 0; pair < 20'000; ++pair) {
@@ -228,10 +231,11 @@ TEST(MultibladeRandomTime, FormsAtLeastAsManyEventsPerReadoutAsPerPacketSorting)
   const std::uint64_t reference = per_packet_sorting_events(g, packets);
   const double efu_rate = static_cast<double>(sink.events.size()) / static_cast<double>(readouts);
   const double reference_rate = static_cast<double>(reference) / static_cast<double>(readouts);
-  std::printf("random-time stream: %llu readouts, efu %.4f events/readout, per-packet sorting %.4f, "
-              "late hits %llu\n",
-              static_cast<unsigned long long>(readouts), efu_rate, reference_rate,
-              static_cast<unsigned long long>(counters.value("hits.late")));
+  std::printf(
+      "random-time stream: %llu readouts, efu %.4f events/readout, per-packet sorting %.4f, "
+      "late hits %llu\n",
+      static_cast<unsigned long long>(readouts), efu_rate, reference_rate,
+      static_cast<unsigned long long>(counters.value("hits.late")));
   EXPECT_EQ(counters.value("readouts.accepted"), readouts);
   EXPECT_GE(sink.events.size(), reference);
   EXPECT_GT(reference, readouts / 4);  // the reference itself forms most pairs

@@ -24,8 +24,8 @@ struct Mapped {
 
 // Freia: cassette 0 on ring 0 (fibres 0, 1), FEN 0, hybrid 0 (VMM 0 wires, threshold 50; VMM 1
 // strips, threshold 0); cassette 1 on ring 1, FEN 1, hybrid 2 (VMMs 4, 5).
-const std::string kConfig = instrument_config("Freia", entry(0, 0, 0, 0, 50, 0) + "," +
-                                                           entry(1, 1, 1, 2));
+const std::string kConfig =
+    instrument_config("Freia", entry(0, 0, 0, 0, 50, 0) + "," + entry(1, 1, 1, 2));
 
 class ReadoutParserTest : public ::testing::Test {
  protected:
@@ -55,15 +55,15 @@ class ReadoutParserTest : public ::testing::Test {
 TEST_F(ReadoutParserTest, DecodesALiteralPacket) {
   // An ESS v1 header and two VMM3a readouts, byte by byte (design.md §5.1, §5.2).
   const std::vector<std::uint8_t> packet = {
-      0x00, 0x01, 'E',  'S',  'S',  0x48,  // padding, version 1, cookie, Freia
-      0x48, 0x00,                          // total length 72
-      0x00, 0x00,                          // output queue 0, time source
-      0x00, 0x00, 0x00, 0x65,              // pulse time high 0x65000000 s
-      0x00, 0x10, 0x00, 0x00,              // pulse time low 0x1000 ticks
-      0xFF, 0xFF, 0xFF, 0x64,              // previous pulse high 0x64FFFFFF s
-      0x00, 0x00, 0x00, 0x05,              // previous pulse low 0x05000000: 47.3 ms earlier
-      0x00, 0x00, 0x00, 0x00,              // sequence 0
-      0x00, 0x00,                          // v1 padding
+      0x00, 0x01, 'E', 'S', 'S', 0x48,  // padding, version 1, cookie, Freia
+      0x48, 0x00,                       // total length 72
+      0x00, 0x00,                       // output queue 0, time source
+      0x00, 0x00, 0x00, 0x65,           // pulse time high 0x65000000 s
+      0x00, 0x10, 0x00, 0x00,           // pulse time low 0x1000 ticks
+      0xFF, 0xFF, 0xFF, 0x64,           // previous pulse high 0x64FFFFFF s
+      0x00, 0x00, 0x00, 0x05,           // previous pulse low 0x05000000: 47.3 ms earlier
+      0x00, 0x00, 0x00, 0x00,           // sequence 0
+      0x00, 0x00,                       // v1 padding
       // fibre 1 (ring 0), FEN 0, length 20, 0x65000000 s + 0x1100 ticks, bc 0, ADC 300, geo 0,
       // tdc 0, VMM 0 (wires), channel 47
       0x01, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x65, 0x00, 0x11, 0x00, 0x00, 0x00, 0x00, 0x2C,
@@ -93,19 +93,19 @@ TEST_F(ReadoutParserTest, DecodesALiteralPacket) {
 TEST_F(ReadoutParserTest, CountsEveryMalformedReadoutAndKeepsTheValidOnesAroundIt) {
   const ess::EssTime t = test::ticks(kPulseNs + 1000);
   const auto packet = PacketBuilder()
-                          .hit(0, 0, 1, 1, 100, 1000)                               // good
-                          .readout(0, 0, 19, t.high, t.low, 100, 0, 1, 1)           // length
-                          .hit(0, 0, 1, 2, 100, 1000)                               // good
-                          .hit(4, 0, 1, 1, 100, 1000)                               // fiber: ring 2
-                          .hit(0, 1, 1, 1, 100, 1000)                               // fen
-                          .hit(0, 0, 7, 1, 100, 1000)                               // vmm: hybrid 3
-                          .hit(0, 0, 0, 15, 100, 1000)                              // channel
-                          .hit(0, 0, 1, 70, 100, 1000)                              // channel
+                          .hit(0, 0, 1, 1, 100, 1000)                      // good
+                          .readout(0, 0, 19, t.high, t.low, 100, 0, 1, 1)  // length
+                          .hit(0, 0, 1, 2, 100, 1000)                      // good
+                          .hit(4, 0, 1, 1, 100, 1000)                      // fiber: ring 2
+                          .hit(0, 1, 1, 1, 100, 1000)                      // fen
+                          .hit(0, 0, 7, 1, 100, 1000)                      // vmm: hybrid 3
+                          .hit(0, 0, 0, 15, 100, 1000)                     // channel
+                          .hit(0, 0, 1, 70, 100, 1000)                     // channel
                           .readout(0, 0, 20, t.high, ess::kTicksPerSecond, 100, 0, 1, 1)
-                          .hit(0, 0, 0, 30, 49, 1000)          // below cassette 0's wire threshold
-                          .hit(0, 0, 0, 31, 50, 1000)          // good: threshold is inclusive
-                          .hit(0, 0, 1, 5, 100, 100'000'100)   // tof too large
-                          .hit(2, 1, 5, 6, 1, 1000)            // good: cassette 1 has threshold 0
+                          .hit(0, 0, 0, 30, 49, 1000)         // below cassette 0's wire threshold
+                          .hit(0, 0, 0, 31, 50, 1000)         // good: threshold is inclusive
+                          .hit(0, 0, 1, 5, 100, 100'000'100)  // tof too large
+                          .hit(2, 1, 5, 6, 1, 1000)           // good: cassette 1 has threshold 0
                           .build();
   const auto hits = parse(packet);
   ASSERT_EQ(hits.size(), 4U);
@@ -140,17 +140,17 @@ TEST_F(ReadoutParserTest, CalibrationIsAppliedBeforeTheThresholdAndCorrectsTime)
   zeros += "]";
   ones += "]";
   auto vmm = [&](const std::string& adc_slope) {
-    return R"({"adc_offset": )" + zeros + R"(, "adc_slope": )" + adc_slope +
-           R"(, "tdc_offset": )" + zeros + R"(, "tdc_slope": )" + ones + "}";
+    return R"({"adc_offset": )" + zeros + R"(, "adc_slope": )" + adc_slope + R"(, "tdc_offset": )" +
+           zeros + R"(, "tdc_slope": )" + ones + "}";
   };
   auto hybrid = [&](unsigned c, const std::string& v0) {
     return R"({"VMMHybridCalibration": {"HybridId": ")" + test::hybrid_id(c) +
            R"(", "CalibrationDate": "x", "vmm0": )" + v0 + R"(, "vmm1": )" + vmm(ones) + "}}";
   };
-  const Calibration cal = Calibration::from_json(
-      R"({"Detector": "Freia", "Version": 1, "Calibrations": [)" + hybrid(0, vmm(half)) + "," +
-          hybrid(1, vmm(ones)) + "]}",
-      "cal.json", geometry);
+  const Calibration cal =
+      Calibration::from_json(R"({"Detector": "Freia", "Version": 1, "Calibrations": [)" +
+                                 hybrid(0, vmm(half)) + "," + hybrid(1, vmm(ones)) + "]}",
+                             "cal.json", geometry);
   ReadoutParser calibrated{counters, geometry, cal, ReadoutSettings{100'000'000}};
   const ess::EssTime t = test::ticks(kPulseNs + 5000);
   const auto packet = PacketBuilder()

@@ -33,7 +33,9 @@ class RecordingSink : public EventSink {
   std::vector<Event> events;
 };
 
-inline void put8(std::vector<std::uint8_t>& b, unsigned v) { b.push_back(static_cast<std::uint8_t>(v)); }
+inline void put8(std::vector<std::uint8_t>& b, unsigned v) {
+  b.push_back(static_cast<std::uint8_t>(v));
+}
 inline void put16(std::vector<std::uint8_t>& b, unsigned v) {
   put8(b, v & 0xFF);
   put8(b, (v >> 8) & 0xFF);
@@ -144,8 +146,8 @@ inline std::string hybrid_id(unsigned cassette) {
 inline std::string instrument_config(const std::string& geometry, const std::string& entries,
                                      const std::string& extra = "") {
   return R"({"Detector": "Freia", "InstrumentGeometry": ")" + geometry +
-         R"(", "Version": 1, "Comment": "test", "WireChOffset": 16,)" + extra +
-         R"( "Config": [)" + entries + "]}";
+         R"(", "Version": 1, "Comment": "test", "WireChOffset": 16,)" + extra + R"( "Config": [)" +
+         entries + "]}";
 }
 
 /// One Config[] entry; Thresholds are [[even VMM], [odd VMM]] of the hybrid.
@@ -154,8 +156,8 @@ inline std::string entry(unsigned cassette, unsigned ring, unsigned fen, unsigne
   const std::string id = hybrid_id(cassette);
   return R"({"CassetteNumber": )" + std::to_string(cassette) + R"(, "Ring": )" +
          std::to_string(ring) + R"(, "FEN": )" + std::to_string(fen) + R"(, "Hybrid": )" +
-         std::to_string(hybrid) + R"(, "Thresholds": [[)" + std::to_string(even_threshold) +
-         "],[" + std::to_string(odd_threshold) + R"(]], "HybridId": ")" + id + R"("})";
+         std::to_string(hybrid) + R"(, "Thresholds": [[)" + std::to_string(even_threshold) + "],[" +
+         std::to_string(odd_threshold) + R"(]], "HybridId": ")" + id + R"("})";
 }
 
 }  // namespace efu::multiblade::test
