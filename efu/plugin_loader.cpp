@@ -94,10 +94,12 @@ LoadedPlugin load_plugin(const std::string& name_or_path) {
   dlerror();
   auto entry = reinterpret_cast<EntryFn>(dlsym(handle, EFU_PLUGIN_ENTRY_SYMBOL));
   if (entry == nullptr) {
+    // Copy the message first: dlclose() frees the string dlerror() returned.
     const char* err = dlerror();
+    const std::string reason = err ? err : "not found";
     dlclose(handle);
     throw ConfigError("--module: '" + path + "' is not an efu plugin: no symbol " +
-                      EFU_PLUGIN_ENTRY_SYMBOL + " (" + (err ? err : "not found") + ")");
+                      EFU_PLUGIN_ENTRY_SYMBOL + " (" + reason + ")");
   }
   const PluginDescriptor* d = entry();
   if (d == nullptr) {

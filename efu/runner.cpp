@@ -362,7 +362,8 @@ void print_final(const CounterRegistry& counters, std::uint64_t undelivered) {
   }
   std::uint64_t lost =
       counters.value("receive.dropped.kernel") + counters.value("receive.dropped.ring_full") +
-      counters.value("receive.truncated") + counters.value("receive.xdp.dropped.no_socket");
+      counters.value("receive.dropped.at_stop") + counters.value("receive.truncated") +
+      counters.value("receive.xdp.dropped.no_socket");
   for (const CounterSample& c : counters.sample()) {
     if (c.name.rfind("receive.xdp.errors.", 0) == 0) lost += c.value;  // af_xdp: unusable frames
   }

@@ -2,6 +2,7 @@
 """Runs ring_bench and receive_bench with repetitions and prints efu-vs-reference ratios.
 
     compare.py [--bin DIR] [--repetitions N] [--min-time S] [--pin] [--json-dir DIR]
+               [--receive-only] [--reuse-json]
 
 Both binaries run with interleaved, randomly ordered repetitions so that load from other
 processes on a shared machine falls on both sides of a ratio alike. Figures are the medians over
@@ -15,7 +16,10 @@ import subprocess
 import sys
 
 
-def run(binary, repetitions, min_time, out_path):
+def run(binary, repetitions, min_time, out_path, reuse=False):
+    if reuse:  # --reuse-json: the figures of an earlier run, printed again
+        with open(out_path, encoding="utf-8") as f:
+            return json.load(f)
     cmd = [
         binary,
         f"--benchmark_repetitions={repetitions}",
@@ -59,6 +63,9 @@ def main():
                    help="pin threads: ring producer 0 / consumer 1; sender 0, receiver 1, "
                         "consumer 0 (EFU_RING_CPUS, EFU_RX_CPUS)")
     p.add_argument("--json-dir", default="/tmp", help="where the raw JSON results go")
+    p.add_argument("--receive-only", action="store_true", help="skip ring_bench")
+    p.add_argument("--reuse-json", action="store_true",
+                   help="do not run: print the results in --json-dir again")
     a = p.parse_args()
     os.makedirs(a.json_dir, exist_ok=True)
 
@@ -66,15 +73,16 @@ def main():
         os.environ["EFU_RING_CPUS"] = "0,1"
         os.environ["EFU_RX_CPUS"] = "0,1,0"
     load_before = os.getloadavg()[0]
-    ring = medians(run(os.path.join(a.bin, "ring_bench"), a.repetitions, a.min_time,
-                       os.path.join(a.json_dir, "ring_bench.json")))
+    ring = {} if a.receive_only else medians(
+        run(os.path.join(a.bin, "ring_bench"), a.repetitions, a.min_time,
+            os.path.join(a.json_dir, "ring_bench.json"), a.reuse_json))
     recv = medians(run(os.path.join(a.bin, "receive_bench"), a.repetitions, a.min_time,
-                       os.path.join(a.json_dir, "receive_bench.json")))
+                       os.path.join(a.json_dir, "receive_bench.json"), a.reuse_json))
 
     load_after = os.getloadavg()[0]
 
     rows = []
-    for mode in ("single", "bulk64"):
+    for mode in ("single", "bulk64") if ring else ():
         e, b = ring[f"ring/{mode}/efu"], ring[f"ring/{mode}/boost"]
         rows.append((f"ring {mode} items/s", e["items_per_second"], b["items_per_second"]))
     for payload in (64, 8972):
@@ -85,15 +93,41 @@ def main():
                      b["rx_cpu_ns_per_pkt"]))
         rows.append((f"rx {payload} B pkts/call", e["pkts_per_call"], b["pkts_per_call"]))
     # Drain mode: a full socket queue every call, so the receive path's own cost and top rate.
-    for payload in (64, 8972):
-        e = pick(recv, f"drain/efu/payload:{payload}")
-        b = pick(recv, f"drain/baseline/payload:{payload}")
+    for payload in (64, 1472, 8972):
+        e = pick(recv, f"drain/efu/payload:{payload}/gso:0")
+        b = pick(recv, f"drain/baseline/payload:{payload}/gso:0")
         rows.append((f"drain {payload} B pkts/s", e["items_per_second"], b["items_per_second"]))
         rows.append((f"drain {payload} B rx cpu ns/pkt", e["rx_cpu_ns_per_pkt"],
                      b["rx_cpu_ns_per_pkt"]))
+        # Where efu's extra cost goes: the bare loop asking for the sender's address too, and
+        # that plus cycling through a pool as large as efu's.
+        n = pick(recv, f"drain/baseline_name/payload:{payload}")
+        c = pick(recv, f"drain/baseline_name_cycle/payload:{payload}")
+        rows.append((f"drain {payload} B bare+address ns/pkt", n["rx_cpu_ns_per_pkt"],
+                     b["rx_cpu_ns_per_pkt"]))
+        rows.append((f"drain {payload} B bare+addr+pool ns/pkt", c["rx_cpu_ns_per_pkt"],
+                     b["rx_cpu_ns_per_pkt"]))
+        rows.append((f"drain {payload} B efu vs bare+addr+pool", e["rx_cpu_ns_per_pkt"],
+                     c["rx_cpu_ns_per_pkt"]))
+    # UDP GRO: efu --gro on against the bare receiver without GRO, both fed by a GSO sender.
+    for payload in (64, 1472, 8972):
+        e = pick(recv, f"drain/efu_gro/payload:{payload}/gso:1")
+        b = pick(recv, f"drain/baseline/payload:{payload}/gso:1")
+        rows.append((f"gro {payload} B pkts/s", e["items_per_second"], b["items_per_second"]))
+        rows.append((f"gro {payload} B rx cpu ns/pkt", e["rx_cpu_ns_per_pkt"],
+                     b["rx_cpu_ns_per_pkt"]))
+    # Several receive threads: aggregate drain rate of 2 against 1 (reference = 1 thread).
+    for payload in (64, 8972):
+        two = pick(recv, f"drain_threads/efu/payload:{payload}/threads:2")
+        one = pick(recv, f"drain_threads/efu/payload:{payload}/threads:1")
+        rows.append((f"rx-threads {payload} B 2 vs 1 pkts/s", two["items_per_second"],
+                     one["items_per_second"]))
+        rows.append((f"rx-threads {payload} B 2 vs 1 ns/pkt", two["rx_cpu_ns_per_pkt"],
+                     one["rx_cpu_ns_per_pkt"]))
 
     # The machine may be shared: the load says how much the figures can be trusted.
-    print(f"\nmedians of {a.repetitions} repetitions (efu vs boost / recvmmsg-only baseline); "
+    print(f"\nmedians of {a.repetitions} repetitions (efu vs boost / recvmmsg-only baseline; "
+          f"see the row names for other pairs); "
           f"1-min load average {load_before:.2f} before, {load_after:.2f} after, "
           f"{os.cpu_count()} CPUs, {'pinned' if a.pin else 'not pinned'}")
     print(f"{'measure':<30} {'efu':>14} {'reference':>14} {'efu/ref':>8}")
@@ -101,7 +135,7 @@ def main():
         print(f"{name:<30} {e:>14.4g} {r:>14.4g} {e / r:>8.3f}")
     for mode in ("receive", "drain"):
         for payload in (64, 8972):
-            e = pick(recv, f"{mode}/efu/payload:{payload}")
+            e = pick(recv, f"{mode}/efu/payload:{payload}/")
             print(f"{mode} efu {payload} B: consumer cpu ns/pkt "
                   f"{e['consumer_cpu_ns_per_pkt']:.4g}, ring-full drops {e['ring_full_drops']:.0f}")
 

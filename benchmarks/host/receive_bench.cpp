@@ -265,13 +265,22 @@ bool receive_packets(std::uint64_t target, Path& path, RunTotals& totals) {
 
 // ---- baseline: recvmmsg only -------------------------------------------------------------------
 
-class BaselinePath {
+/// Two variants tell where efu's extra receive cost goes (drain/baseline_name, _cycle):
+///  kName: also ask for each sender's address (msg_name), as efu's receiver does since the
+///   plugins get it.
+///  kCycle: receive into the next batch of slots of a pool as large as efu's (round robin)
+///   instead of the same 64 slots every call: the memory footprint of handing slots to another
+///   thread and getting them back later, without the hand-off itself.
+template <bool kName, bool kCycle = false>
+class BaselinePathT {
  public:
   static constexpr bool kGroSocket = false;
-  BaselinePath(int fd, std::size_t payload, const Pinning& /*pins*/)
+  BaselinePathT(int fd, std::size_t payload, const Pinning& /*pins*/)
       : fd_(fd),
         payload_(payload),
-        pool_(kBatch, kMaxDatagram),
+        pool_(
+            kCycle ? pool_slots_needed(1, kRingCapacity, kBatch, kBatch) / kBatch * kBatch : kBatch,
+            kMaxDatagram),
         messages_(kBatch),
         iovecs_(kBatch),
         control_(kBatch * kControlSpace) {
@@ -285,12 +294,24 @@ class BaselinePath {
       messages_[i].msg_hdr.msg_iovlen = 1;
       messages_[i].msg_hdr.msg_control = control_.data() + i * kControlSpace;
       messages_[i].msg_hdr.msg_controllen = kControlSpace;
+      if (kName) messages_[i].msg_hdr.msg_name = &pool_.source(i).v6;
     }
   }
 
   std::uint64_t receive_batch() noexcept {
-    // The kernel writes back msg_controllen: give the used headers their space again.
-    for (unsigned i = 0; i < last_n_; ++i) messages_[i].msg_hdr.msg_controllen = kControlSpace;
+    // The kernel writes back msg_controllen (and msg_namelen): give the used headers their
+    // space again.
+    for (unsigned i = 0; i < last_n_; ++i) {
+      messages_[i].msg_hdr.msg_controllen = kControlSpace;
+      if (kName) messages_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in6);
+    }
+    if (kCycle) {
+      next_ = (next_ + last_n_) % static_cast<std::uint32_t>(pool_.slots() - kBatch);
+      for (unsigned i = 0; i < kBatch; ++i) {
+        iovecs_[i].iov_base = pool_.data(next_ + i);
+        if (kName) messages_[i].msg_hdr.msg_name = &pool_.source(next_ + i).v6;
+      }
+    }
     const int n = recvmmsg(fd_, messages_.data(), kBatch, MSG_WAITFORONE, nullptr);
     if (n <= 0) {
       last_n_ = 0;
@@ -323,9 +344,14 @@ class BaselinePath {
   std::vector<iovec> iovecs_;
   std::vector<std::uint8_t> control_;
   unsigned last_n_ = kBatch;
+  std::uint32_t next_ = 0;  // kCycle: the first slot of this call's batch
   std::uint64_t wrong_size_ = 0;
   std::uint32_t kernel_drops_ = 0;
 };
+
+using BaselinePath = BaselinePathT<false>;
+using BaselineNamePath = BaselinePathT<true>;
+using BaselineNameCyclePath = BaselinePathT<true, true>;
 
 // ---- efu: Receiver -> Lane -> no-op consumer ---------------------------------------------------
 
@@ -650,12 +676,16 @@ void register_all() {
   // and UDP GRO (efu --gro on) against the bare receiver without GRO, both fed by a GSO sender.
   const auto add_drain = [](const char* name, void (*fn)(benchmark::State&), bool with_gso) {
     auto* b = benchmark::RegisterBenchmark(name, fn)->ArgNames({"payload", "gso"});
-    b->Args({64, 0})->Args({8972, 0});
-    if (with_gso) b->Args({1472, 1})->Args({8972, 1});
+    b->Args({64, 0})->Args({1472, 0})->Args({8972, 0});
+    if (with_gso) b->Args({64, 1})->Args({1472, 1})->Args({8972, 1});
     b->UseRealTime()->Unit(benchmark::kMicrosecond);
   };
   add_drain("drain/baseline", receive_drain<BaselinePath>, true);
   add_drain("drain/efu", receive_drain<EfuPath>, false);
+  // Where the plain path's extra cost goes: the sender's address (a bare loop that asks for it
+  // too), and that plus cycling through a pool as large as efu's (see BaselinePathT).
+  add_drain("drain/baseline_name", receive_drain<BaselineNamePath>, false);
+  add_drain("drain/baseline_name_cycle", receive_drain<BaselineNameCyclePath>, false);
   benchmark::RegisterBenchmark("drain_threads/efu", receive_drain_threads)
       ->ArgNames({"payload", "threads"})
       ->Args({64, 1})
@@ -666,6 +696,7 @@ void register_all() {
       ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("drain/efu_gro", receive_drain<EfuGroPath>)
       ->ArgNames({"payload", "gso"})
+      ->Args({64, 1})
       ->Args({1472, 1})
       ->Args({8972, 1})
       ->UseRealTime()

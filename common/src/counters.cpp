@@ -49,4 +49,11 @@ std::uint64_t CounterRegistry::value(std::string_view name) const {
   return sum;
 }
 
+const Counter* CounterRegistry::find(std::string_view name) const {
+  for (const Entry& e : entries_) {
+    if (e.name == name) return e.counter;
+  }
+  return nullptr;
+}
+
 }  // namespace efu

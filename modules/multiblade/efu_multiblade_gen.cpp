@@ -66,6 +66,7 @@ struct Settings {
   double delay_fraction = 0;
   std::uint64_t max_delay_ns = 200'000;
   bool random_time = false;
+  bool gso = false;
 };
 
 enum class Fault { kCookie, kTruncated, kVersion, kCorrupt };
@@ -76,6 +77,7 @@ gen::SenderSettings sender_settings(const Settings& s) {
   out.host = s.host;
   out.port = static_cast<std::uint16_t>(s.port);
   out.max_size = s.size;
+  out.gso = s.gso;
   return out;
 }
 
@@ -477,6 +479,8 @@ int main(int argc, char** argv) {
   app.add_option("--duration", s.duration_s, "Stop at the first pulse end after this many seconds");
   app.add_option("--rate-pps", s.rate_pps, "Packets per second (0: as fast as possible)");
   app.add_option("--rate-gbps", s.rate_gbps, "Gbit/s of UDP payload (instead of --rate-pps)");
+  app.add_flag("--gso", s.gso,
+               "UDP GSO: consecutive same-size packets leave as one message (UDP_SEGMENT)");
   app.add_option("--size", s.size, "Largest packet, bytes")
       ->check(CLI::Range(52, 8972))
       ->capture_default_str();

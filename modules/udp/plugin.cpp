@@ -11,6 +11,9 @@ const efu::OptionSpec kOptions[] = {
      "(32-bit host order from 1, the study's udptx)"},
     {efu::udp::kOptionVerifyPayload, efu::OptionType::kBool, "off",
      "check the efu-udpgen filler of every datagram; mismatches count as udp.corrupted"},
+    {efu::udp::kOptionMaxFlows, efu::OptionType::kInt, "16",
+     "senders (address and port) tracked on their own per processing thread, 1..1024; "
+     "datagrams of further senders count as udp.untracked.packets"},
 };
 
 efu::Pipeline* create(const efu::PipelineContext& context) {
@@ -20,12 +23,14 @@ efu::Pipeline* create(const efu::PipelineContext& context) {
 const efu::PluginDescriptor kDescriptor{
     efu::kPluginAbiVersion,
     "udp",
-    "1.0.0",
-    "UDP link test: counts packets, bytes, loss, reordering and duplicates by sequence number",
+    "1.1.0",
+    "UDP link test: counts packets, bytes, loss, reordering and duplicates by sequence number, "
+    "per sender and in total",
     kOptions,
     sizeof kOptions / sizeof kOptions[0],
     &create,
-    nullptr,  // one stream: everything on processing thread 0 keeps the sequence in order
+    // Each sender's datagrams stay on one processing thread, so its sequence stays in order.
+    &efu::udp::route_by_flow,
 };
 
 }  // namespace

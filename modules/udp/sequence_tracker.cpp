@@ -58,14 +58,14 @@ void SequenceTracker::on_sequence(std::uint64_t raw_seq) noexcept {
   const std::uint64_t ahead = seq - highest_;
   const std::uint64_t behind = highest_ - seq;
   if (ahead != 0 && ahead < (1ULL << 63)) {  // a new highest
-    if (ahead > kMaxJump) {
-      ++stats_.out_of_order;  // foreign: no sender loses 2^31 datagrams in a row
-      return;
-    }
     if (ahead > kWindow && in_start_region(raw_seq)) {
       settle_window();
       ++stats_.restarts;
       begin_run(raw_seq, seq);
+      return;
+    }
+    if (ahead > kMaxJump) {
+      on_foreign(raw_seq, seq);
       return;
     }
     stats_.expected += ahead;
@@ -100,6 +100,29 @@ void SequenceTracker::on_sequence(std::uint64_t raw_seq) noexcept {
   }
   mark(seq);
   ++stats_.out_of_order;
+}
+
+void SequenceTracker::on_foreign(std::uint64_t raw_seq, std::uint64_t seq) noexcept {
+  ++stats_.out_of_order;
+  if (foreign_count_ != 0 && seq == foreign_first_ + foreign_count_) {
+    ++foreign_count_;
+  } else {
+    foreign_first_raw_ = raw_seq;
+    foreign_first_ = seq;
+    foreign_count_ = 1;
+  }
+  if (foreign_count_ < kJumpConfirm) return;
+  // Confirmed: the sender jumped. The streak's numbers become the first of a new run.
+  const std::uint64_t count = foreign_count_;
+  foreign_count_ = 0;
+  stats_.out_of_order -= count;
+  settle_window();
+  ++stats_.restarts;
+  begin_run(foreign_first_raw_, foreign_first_);
+  for (std::uint64_t i = 1; i < count; ++i) {
+    stats_.expected += 1;
+    advance(foreign_first_ + i);
+  }
 }
 
 void SequenceTracker::advance(std::uint64_t seq) noexcept {

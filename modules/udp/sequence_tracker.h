@@ -15,8 +15,12 @@
 //    window is settled first.
 //  - stale: any other number kWindow or more behind the highest; counted as out_of_order. Its
 //    loss was already counted and stays counted.
-//  - foreign: a number more than kMaxJump (2^31) ahead of the highest and not a restart (possible
-//    only in the 64-bit format) cannot be this sender's; counted as out_of_order, window unmoved.
+//  - foreign: a number more than kMaxJump (2^24) ahead of the highest and not a restart is not
+//    believed (one corrupted number must not add millions to lost); counted as out_of_order,
+//    window unmoved. If kJumpConfirm foreign numbers in a row follow each other (n, n+1, ...),
+//    the sender really jumped: that counts as a restart, a new run begins at n, and those
+//    numbers are accounted in it (not as out_of_order). The gap itself is not counted as lost:
+//    2^24 datagrams is over a second of total loss at 10 Gb/s of the smallest datagrams.
 //  - 32-bit sequence numbers are unwrapped to 64 bits by serial-number arithmetic, so the udptx
 //    counter may wrap; 64-bit numbers wrap modulo 2^64 the same way.
 #pragma once
@@ -43,7 +47,8 @@ struct SequenceStats {
 class SequenceTracker {
  public:
   static constexpr std::uint64_t kWindow = 1024;  // power of two: slot = seq & (kWindow - 1)
-  static constexpr std::uint64_t kMaxJump = 1ULL << 31;
+  static constexpr std::uint64_t kMaxJump = 1ULL << 24;
+  static constexpr std::uint64_t kJumpConfirm = 4;
 
   explicit SequenceTracker(SeqFormat format, bool verify_payload = false) noexcept;
 
@@ -63,6 +68,7 @@ class SequenceTracker {
   void begin_run(std::uint64_t raw_seq, std::uint64_t seq) noexcept;
   void advance(std::uint64_t seq) noexcept;
   void settle_window() noexcept;
+  void on_foreign(std::uint64_t raw_seq, std::uint64_t seq) noexcept;
 
   bool seen(std::uint64_t seq) const noexcept {
     return (bits_[(seq & kMask) >> 6] >> (seq & 63)) & 1U;
@@ -80,6 +86,10 @@ class SequenceTracker {
   std::array<std::uint64_t, kWindow / 64>
       bits_{};  // arrival bitmap of (highest - kWindow, highest]
   SequenceStats stats_;
+  // The current streak of foreign numbers that follow each other (see the header comment).
+  std::uint64_t foreign_first_raw_ = 0;
+  std::uint64_t foreign_first_ = 0;
+  std::uint64_t foreign_count_ = 0;
 };
 
 }  // namespace efu::udp

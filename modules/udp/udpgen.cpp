@@ -53,6 +53,7 @@ int run(const UdpgenOptions& o) {
   settings.sndbuf = o.sndbuf;
   settings.batch = o.batch;
   settings.max_size = o.size;
+  settings.gso = o.gso;
   gen::Pacer pacer(gen::Rate{o.pps, 0});
   std::optional<gen::PacketSender> sender;
   try {
@@ -135,13 +136,14 @@ int run(const UdpgenOptions& o) {
   // One parseable summary line on stdout (scripts and tests read it).
   std::printf(
       "efu-udpgen: sent packets=%llu bytes=%llu skipped=%llu send_errors=%llu elapsed_s=%.6f "
-      "gbps=%.6f pps=%.1f size=%u format=%s\n",
+      "gbps=%.6f pps=%.1f size=%u format=%s messages=%llu source_port=%u\n",
       static_cast<unsigned long long>(packets), static_cast<unsigned long long>(bytes),
       static_cast<unsigned long long>(skipped),
       static_cast<unsigned long long>(sender->send_errors()), elapsed,
       elapsed > 0 ? static_cast<double>(bytes) * 8 / elapsed / 1e9 : 0.0,
       elapsed > 0 ? static_cast<double>(packets) / elapsed : 0.0, o.size,
-      efu::udp::seq_format_name(o.format));
+      efu::udp::seq_format_name(o.format), static_cast<unsigned long long>(sender->messages()),
+      static_cast<unsigned>(sender->local_port()));
   std::fflush(stdout);
   return exit_code;
 }

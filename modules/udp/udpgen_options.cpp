@@ -106,6 +106,8 @@ UdpgenParse parse_udpgen_options(int argc, char** argv) {
   app.add_option("--rate-pps", rate_pps, "paced rate in datagrams/s (default: unthrottled)");
   app.add_option("--batch", o.batch, "datagrams per sendmmsg call (1..1024)")
       ->capture_default_str();
+  app.add_flag("--gso", o.gso,
+               "UDP GSO: up to 64 datagrams (64 KB) per message, cut by the kernel (UDP_SEGMENT)");
   app.add_option("--sndbuf", o.sndbuf, "socket send buffer bytes (default: kernel default)");
   app.add_option("--cpu", o.cpu, "pin the sender to this core");
   app.add_option("--skip-every", o.skip_every,

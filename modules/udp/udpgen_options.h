@@ -17,8 +17,9 @@ struct UdpgenOptions {
   double duration_s = 0;      // 0: no time limit (a count is then set)
   double pps = 0;             // 0: unthrottled; --rate-gbps is converted to this
   std::uint32_t batch = 64;
-  int sndbuf = 0;  // 0: leave the kernel default
-  int cpu = -1;    // -1: no pinning
+  bool gso = false;  // UDP GSO: same-size datagrams leave as one message each up to 64
+  int sndbuf = 0;    // 0: leave the kernel default
+  int cpu = -1;      // -1: no pinning
   std::uint64_t skip_every = 0;
   SeqFormat format = SeqFormat::kEfu64;
   double stats_interval_s = 1;

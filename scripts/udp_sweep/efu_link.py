@@ -197,14 +197,9 @@ class Efu:
 SUMMARY_RE = re.compile(r"(\w+)=([0-9.]+|\w+)")
 
 
-def run_udpgen(bins: Binaries, port: int, args: list[str], timeout_s: float = 120) -> dict:
-    """Runs efu-udpgen to 127.0.0.1:port and returns its summary line as a dict."""
-    cmd = [str(bins.udpgen), "--host", "127.0.0.1", "--port", str(port), "--stats-interval", "0",
-           *args]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    if r.returncode != 0:
-        raise RuntimeError(f"efu-udpgen failed ({r.returncode}): {r.stderr.strip()}")
-    line = [l for l in r.stdout.splitlines() if "sent packets=" in l][-1]
+def parse_udpgen_summary(stdout: str) -> dict:
+    """The summary line of efu-udpgen ("efu-udpgen: sent packets=... source_port=...") as a dict."""
+    line = [l for l in stdout.splitlines() if "sent packets=" in l][-1]
     out = {}
     for k, v in SUMMARY_RE.findall(line):
         try:
@@ -212,6 +207,37 @@ def run_udpgen(bins: Binaries, port: int, args: list[str], timeout_s: float = 12
         except ValueError:
             out[k] = v
     return out
+
+
+def run_udpgen(bins: Binaries, port: int, args: list[str], timeout_s: float = 120) -> dict:
+    """Runs efu-udpgen to 127.0.0.1:port and returns its summary line as a dict."""
+    return run_udpgens(bins, port, [args], timeout_s)[0]
+
+
+def run_udpgens(bins: Binaries, port: int, arg_lists: list[list[str]],
+                timeout_s: float = 120) -> list[dict]:
+    """Runs one efu-udpgen per argument list at the same time (each from its own source port)
+    and returns their summaries in the same order."""
+    procs = []
+    try:
+        for args in arg_lists:
+            cmd = [str(bins.udpgen), "--host", "127.0.0.1", "--port", str(port),
+                   "--stats-interval", "0", *args]
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True))
+        deadline = time.monotonic() + timeout_s
+        results = []
+        for p in procs:
+            out, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            if p.returncode != 0:
+                raise RuntimeError(f"efu-udpgen failed ({p.returncode}): {err.strip()}")
+            results.append(parse_udpgen_summary(out))
+        return results
+    finally:
+        for p in procs:  # our own children, by their handles
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
 
 
 def parse_kv_line(line: str) -> dict:

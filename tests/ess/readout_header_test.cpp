@@ -69,6 +69,63 @@ TEST_F(HeaderParserTest, AcceptsV1AndReportsEveryField) {
   EXPECT_EQ(counters.value("parser.essheader.packets"), 1U);
 }
 
+// Written byte by byte from the format's definition (design.md §5.1), not with write_header(),
+// so that a shared offset mistake in the writer and the parser cannot cancel out.
+TEST_F(HeaderParserTest, ByteLiteralV1PacketDecodesFieldByField) {
+  const std::vector<std::uint8_t> bytes = {
+      0x00,                    // padding
+      0x01,                    // version 1
+      0x45, 0x53, 0x53,        // cookie "ESS"
+      0x48,                    // type: Freia
+      0x24, 0x00,              // total length 36 = 32 header + 4 data
+      0x03,                    // output queue 3
+      0x05,                    // time source flags
+      0x00, 0xF1, 0x53, 0x65,  // pulse time high 1 700 000 000 = 0x6553F100
+      0xE8, 0x03, 0x00, 0x00,  // pulse time low 1000 ticks
+      0xFF, 0xF0, 0x53, 0x65,  // previous pulse high 1 699 999 999
+      0x80, 0x38, 0xE3, 0x04,  // previous pulse low 82 000 000 = 0x04E33880 ticks
+      0x07, 0x00, 0x00, 0x00,  // sequence 7
+      0x00, 0x00,              // v1 padding
+      0xAB, 0xAB, 0xAB, 0xAB,  // data
+  };
+  ASSERT_EQ(parse(bytes), HeaderStatus::kData);
+  EXPECT_EQ(header.version, 1);
+  EXPECT_EQ(header.type, 0x48);
+  EXPECT_EQ(header.total_length, 36);
+  EXPECT_EQ(header.header_size, 32U);
+  EXPECT_EQ(header.output_queue, 3);
+  EXPECT_EQ(header.time_source, 0x05);
+  EXPECT_EQ(header.sequence, 7U);
+  // ns = high * 10^9 + floor(low * 10^9 / 88 052 500): 1000 ticks = 11 356 ns, 82 000 000 ticks
+  // = 931 262 599 ns.
+  EXPECT_EQ(header.pulse_time_ns, 1'700'000'000'000'011'356ULL);
+  EXPECT_EQ(header.prev_pulse_time_ns, 1'699'999'999'931'262'599ULL);
+}
+
+TEST_F(HeaderParserTest, ByteLiteralV0HeartbeatIsThirtyBytes) {
+  const std::vector<std::uint8_t> bytes = {
+      0x00, 0x00, 0x45, 0x53, 0x53, 0x48,  // padding, version 0, "ESS", Freia
+      0x1E, 0x00,                          // total length 30: the header alone
+      0x00, 0x00,                          // queue 0, time source 0
+      0x00, 0xF1, 0x53, 0x65, 0x00, 0x00, 0x00, 0x00,  // pulse 1 700 000 000 s + 0 ticks
+      0xFF, 0xF0, 0x53, 0x65, 0x00, 0x00, 0x00, 0x00,  // previous pulse 1 699 999 999 s
+      0x2A, 0x00, 0x00, 0x00,                          // sequence 42
+  };
+  ASSERT_EQ(parse(bytes), HeaderStatus::kHeartbeat);
+  EXPECT_EQ(header.header_size, 30U);
+  EXPECT_EQ(header.sequence, 42U);
+  EXPECT_EQ(header.pulse_time_ns, 1'700'000'000'000'000'000ULL);
+  // One byte of the cookie changed: rejected as a cookie error and nothing else.
+  auto bad = bytes;
+  bad[4] = 0x54;
+  CounterRegistry other;
+  HeaderParser fresh{other, kType};
+  PacketHeader h{};
+  EXPECT_EQ(fresh.parse(bad.data(), static_cast<std::uint32_t>(bad.size()), h),
+            HeaderStatus::kRejected);
+  EXPECT_EQ(other.value("parser.essheader.errors.cookie"), 1U);
+}
+
 TEST_F(HeaderParserTest, AcceptsV0WithItsShorterHeader) {
   ASSERT_EQ(parse(packet(fields(0))), HeaderStatus::kData);
   EXPECT_EQ(header.header_size, kHeaderSizeV0);

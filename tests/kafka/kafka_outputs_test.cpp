@@ -246,6 +246,87 @@ TEST_F(KafkaOutputsTest, LatencyFlushSendsAMessageFromTick) {
   EXPECT_EQ(GetEvent44Message(msgs[0].data())->pixel_id()->Get(0), 2);
 }
 
+// Every thread of a source sends many small messages at once. A consumer reading the topic in
+// order must see message_ids 0, 1, 2, ... with no step back and no gap (design.md §5.3), for any
+// thread count (issue: several processing threads put ids on the partition out of order).
+class KafkaMessageIdOrderTest : public KafkaOutputsTest,
+                                public ::testing::WithParamInterface<unsigned> {};
+
+TEST_P(KafkaMessageIdOrderTest, IdsAreConsecutiveInTheOrderTheyAreConsumed) {
+  const unsigned threads = GetParam();
+  settings_.threads = threads;
+  settings_.raw_sample_every = 0;
+  settings_.ev44_max_bytes = 300;  // ~16 events a message: hundreds of messages per thread
+  auto outputs = make_kafka_outputs(settings_, counters_);
+  counters_.freeze();
+  constexpr int kEventsPerThread = 6000;
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      EventOutput& out = outputs->events(t);
+      for (int i = 0; i < kEventsPerThread; ++i) {
+        out.add(1'700'000'000'000'000'000ULL, static_cast<std::uint32_t>(i), t + 1);
+      }
+      out.flush();
+    });
+  }
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(outputs->flush(std::chrono::seconds(30)), 0U);
+
+  const std::uint64_t messages = counters_.value("ev44.messages");
+  EXPECT_GE(messages, threads * 300U);
+  EXPECT_EQ(counters_.value("ev44.events.dropped"), 0U);
+  EXPECT_EQ(counters_.value("kafka.delivery.ok"), messages);
+  const auto consumed =
+      consume(bootstrap_, settings_.events_topic, messages, std::chrono::seconds(60));
+  ASSERT_EQ(consumed.size(), messages);
+  std::uint64_t events = 0;
+  std::int64_t out_of_order = 0;
+  for (std::size_t i = 0; i < consumed.size(); ++i) {
+    const auto* m = GetEvent44Message(consumed[i].data());
+    if (m->message_id() != static_cast<std::int64_t>(i)) ++out_of_order;
+    events += m->pixel_id()->size();
+  }
+  EXPECT_EQ(out_of_order, 0) << "message_ids not consecutive as consumed";
+  EXPECT_EQ(events, std::uint64_t{threads} * kEventsPerThread);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, KafkaMessageIdOrderTest, ::testing::Values(2U, 4U));
+
+// A tiny local queue against a healthy broker: the producing thread finds the queue full again
+// and again. Nobody but the producer itself serves delivery reports here (as in efu, where the
+// stats thread no longer polls), and no message may be dropped while the broker acknowledges.
+TEST_F(KafkaOutputsTest, AFullQueueDropsNothingWhileTheBrokerKeepsUp) {
+  const std::string path = ::testing::TempDir() + "tiny_queue_kafka_config.json";
+  std::ofstream(path) << R"({"queue.buffering.max.messages": 4, "linger.ms": 0,
+                            "efu.queue.full.wait.ms": 500})";
+  settings_.kafka_config_file = path;
+  settings_.threads = 1;
+  settings_.raw_sample_every = 0;
+  settings_.ev44_max_bytes = 300;
+  auto outputs = make_kafka_outputs(settings_, counters_);
+  counters_.freeze();
+  EventOutput& out = outputs->events(0);
+  // First the broker must be there and the topic exist (creating it takes a while, during
+  // which nothing is acknowledged): one message, delivered, served by the producer itself.
+  out.add(5, 0, 1);
+  out.flush();
+  for (int i = 0; i < 300 && counters_.value("kafka.delivery.ok") == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(counters_.value("kafka.delivery.ok"), 1U) << "the broker acknowledged nothing in 30 s";
+  for (int i = 0; i < 16 * 400; ++i) out.add(5, static_cast<std::uint32_t>(i), 1);
+  out.flush();
+  const std::uint64_t messages = counters_.value("ev44.messages");
+  EXPECT_EQ(outputs->flush(std::chrono::seconds(30)), 0U);
+  EXPECT_GE(messages, 350U);
+  EXPECT_EQ(counters_.value("kafka.produce.failed.queue_full"), 0U);
+  EXPECT_EQ(counters_.value("ev44.events.dropped"), 0U);
+  EXPECT_EQ(counters_.value("kafka.delivery.ok"), messages);
+  EXPECT_EQ(consume(bootstrap_, settings_.events_topic, messages, std::chrono::seconds(60)).size(),
+            messages);
+}
+
 TEST_F(KafkaOutputsTest, BadKafkaConfigFileIsAConfigError) {
   const std::string path = ::testing::TempDir() + "bad_kafka_config.json";
   std::ofstream(path) << R"({"linger.ms": "soon"})";

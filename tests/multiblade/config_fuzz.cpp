@@ -1,5 +1,5 @@
-// libFuzzer target for the multiblade loaders of the facility's files (tests/multiblade/
-// CMakeLists.txt says how to build it; seeds in config_fuzz_seeds/). The first byte chooses the
+// libFuzzer target multiblade_loaders_fuzz for the multiblade loaders of the facility's files
+// (tests/multiblade/CMakeLists.txt; scripts/fuzz runs it; seeds in config_fuzz_seeds/). The first byte chooses the
 // loader: 'c' the calibration file (against a fixed two-hybrid Freia config), anything else the
 // instrument config. Any input must either load or fail with a ConfigError (exit code 2 in efu);
 // no other exception, crash or sanitizer report.

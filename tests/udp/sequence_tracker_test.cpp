@@ -227,6 +227,48 @@ TEST(SequenceTrackerForeign, ForwardJumpJustBelowTheLimitIsLoss) {
   EXPECT_EQ(t.stats().out_of_order, 0U);
 }
 
+// Issue: one corrupted sequence number could add up to 2^31 to udp.lost. Now a forward jump
+// beyond kMaxJump is not believed, in either format.
+TEST(SequenceTrackerForeign, OneCorrupted32BitNumberAddsNoLoss) {
+  SequenceTracker t(SeqFormat::kUdptx32);
+  for (std::uint32_t s = 1; s <= 100; ++s) t.on_sequence(s);
+  t.on_sequence(100 + (1U << 30));  // a corrupted number 2^30 ahead
+  for (std::uint32_t s = 101; s <= 200; ++s) t.on_sequence(s);
+  t.flush();
+  EXPECT_EQ(t.stats().expected, 200U);
+  EXPECT_EQ(t.stats().lost, 0U);
+  EXPECT_EQ(t.stats().out_of_order, 1U);
+  EXPECT_EQ(t.stats().restarts, 0U);
+}
+
+TEST(SequenceTrackerForeign, AConfirmedJumpIsARestartNotLoss) {
+  SequenceTracker t(SeqFormat::kEfu64);
+  for (std::uint64_t s = 0; s < 100; ++s) t.on_sequence(s);
+  // The sender really continues 2^40 further on: after kJumpConfirm numbers in a row that is a
+  // new run, and every number from there on is accounted in it.
+  const std::uint64_t far = 100 + (1ULL << 40);
+  for (std::uint64_t s = far; s < far + 50; ++s) t.on_sequence(s);
+  t.on_sequence(far + 51);  // one lost in the new run
+  t.flush();
+  EXPECT_EQ(t.stats().restarts, 1U);
+  EXPECT_EQ(t.stats().out_of_order, 0U);
+  EXPECT_EQ(t.stats().expected, 100U + 52U);
+  EXPECT_EQ(t.stats().lost, 1U);
+  EXPECT_EQ(t.stats().packets, 0U);  // on_sequence() accounts numbers, not datagrams
+}
+
+TEST(SequenceTrackerForeign, ForeignNumbersThatDoNotFollowEachOtherStayForeign) {
+  SequenceTracker t(SeqFormat::kEfu64);
+  for (std::uint64_t s = 0; s < 10; ++s) t.on_sequence(s);
+  for (std::uint64_t k = 1; k <= 6; ++k) t.on_sequence(k << 40);  // noise, not a stream
+  for (std::uint64_t s = 10; s < 20; ++s) t.on_sequence(s);
+  t.flush();
+  EXPECT_EQ(t.stats().restarts, 0U);
+  EXPECT_EQ(t.stats().out_of_order, 6U);
+  EXPECT_EQ(t.stats().expected, 20U);
+  EXPECT_EQ(t.stats().lost, 0U);
+}
+
 TEST(SequenceTrackerWrap, FormatsReadTheirOwnFieldWidthAndOrder) {
   std::uint8_t bytes[8] = {1, 0, 0, 0, 1, 0, 0, 0};
   EXPECT_EQ(read_seq(SeqFormat::kEfu64, bytes), (1ULL << 32) + 1);

@@ -46,9 +46,9 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(UdpgenHelp, HelpListsEveryOptionAndExitsZero) {
   const CommandResult r = run_command(udpgen_path() + " --help");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  for (const char* option :
-       {"--host", "--port", "--size", "--count", "--duration", "--rate-gbps", "--rate-pps",
-        "--batch", "--sndbuf", "--cpu", "--skip-every", "--udptx-format", "--stats-interval"}) {
+  for (const char* option : {"--host", "--port", "--size", "--count", "--duration", "--rate-gbps",
+                             "--rate-pps", "--batch", "--gso", "--sndbuf", "--cpu", "--skip-every",
+                             "--udptx-format", "--stats-interval"}) {
     EXPECT_NE(r.output.find(option), std::string::npos) << option;
   }
 }

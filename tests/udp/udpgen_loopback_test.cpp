@@ -46,13 +46,21 @@ class Receiver {
   std::uint16_t port() const { return port_; }
 
   /// Receives until `want` datagrams arrived or nothing came for 5 s.
-  void receive(std::uint64_t want, SequenceTracker& tracker, std::set<std::uint64_t>* seqs) {
+  /// `sizes`, if given, gets the size of every datagram; `source_ports` their source ports.
+  void receive(std::uint64_t want, SequenceTracker& tracker, std::set<std::uint64_t>* seqs,
+               std::set<std::uint32_t>* sizes = nullptr,
+               std::set<std::uint16_t>* source_ports = nullptr) {
     std::vector<std::uint8_t> buffer(65536);
     while (tracker.stats().packets < want) {
       pollfd p{fd_, POLLIN, 0};
       if (poll(&p, 1, 5000) <= 0) return;
-      const ssize_t n = recv(fd_, buffer.data(), buffer.size(), 0);
+      sockaddr_in from{};
+      socklen_t from_len = sizeof from;
+      const ssize_t n = recvfrom(fd_, buffer.data(), buffer.size(), 0,
+                                 reinterpret_cast<sockaddr*>(&from), &from_len);
       if (n < 0) return;
+      if (sizes != nullptr) sizes->insert(static_cast<std::uint32_t>(n));
+      if (source_ports != nullptr) source_ports->insert(ntohs(from.sin_port));
       tracker.on_packet(buffer.data(), static_cast<std::uint32_t>(n));
       if (seqs != nullptr && n >= 4) seqs->insert(read_seq(tracker.format(), buffer.data()));
     }
@@ -89,6 +97,38 @@ TEST(UdpgenLoopback, EverySequenceNumberArrivesWithValidFiller) {
   ASSERT_EQ(seqs.size(), 20000U);
   EXPECT_EQ(*seqs.begin(), 0U);
   EXPECT_EQ(*seqs.rbegin(), 19999U);
+}
+
+TEST(UdpgenLoopback, GsoSendsFewerMessagesButTheSameDatagrams) {
+  // A plain socket without UDP_GRO: the kernel delivers each GSO segment as its own datagram.
+  // 10 007 datagrams of 1472 B in batches of 64: 44 per message (64 KB), so each batch is two
+  // messages, and the last batch (23 datagrams) one.
+  Receiver rx;
+  SequenceTracker tracker(SeqFormat::kEfu64, true);
+  FILE* gen = start_command(udpgen_path() + " --port " + std::to_string(rx.port()) +
+                            " --gso --count 10007 --size 1472 --skip-every 1000"
+                            " --rate-pps 100000 --stats-interval 0");
+  std::set<std::uint64_t> seqs;
+  std::set<std::uint32_t> sizes;
+  std::set<std::uint16_t> ports;
+  rx.receive(10007, tracker, &seqs, &sizes, &ports);
+  const CommandResult r = finish_command(gen);
+  tracker.flush();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(summary_field(r.output, "packets"), 10007U) << r.output;
+  EXPECT_EQ(summary_field(r.output, "bytes"), 10007U * 1472U) << r.output;
+  EXPECT_EQ(summary_field(r.output, "messages"), 156U * 2 + 1) << r.output;
+  const std::uint64_t skipped = summary_field(r.output, "skipped");
+  EXPECT_EQ(skipped, 10U) << r.output;  // range 10 017: floor(10 017 / 1000)
+  EXPECT_EQ(sizes, std::set<std::uint32_t>{1472}) << "every datagram on its own, none merged";
+  ASSERT_EQ(ports.size(), 1U);
+  EXPECT_EQ(*ports.begin(), summary_field(r.output, "source_port")) << r.output;
+  EXPECT_EQ(tracker.stats().packets, 10007U);
+  EXPECT_EQ(tracker.stats().expected, 10007U + skipped);
+  EXPECT_EQ(tracker.stats().lost, skipped);
+  EXPECT_EQ(tracker.stats().out_of_order, 0U);
+  EXPECT_EQ(tracker.stats().corrupted, 0U);
+  EXPECT_EQ(seqs.size(), 10007U);
 }
 
 TEST(UdpgenLoopback, SkipEveryLeavesOutEveryKthNumberExactly) {

@@ -55,6 +55,9 @@ class CounterRegistry {
   std::vector<CounterSample> sample() const;
   /// The summed value of one name (0 if unknown). For tests and summaries, not for hot paths.
   std::uint64_t value(std::string_view name) const;
+  /// The first instance registered under `name`, or null. For tests and tools that read one
+  /// counter often (a fuzz target checking each input's accounting), not for hot paths.
+  const Counter* find(std::string_view name) const;
 
  private:
   struct Entry {

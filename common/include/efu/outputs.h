@@ -86,7 +86,8 @@ class Outputs {
   virtual RawOutput* raw(unsigned thread) = 0;
   /// Null when there is no status output (--broker none).
   virtual StatsSink* status() = 0;
-  /// Serves delivery reports; called by the publisher thread about every 100 ms.
+  /// Updates output gauges (Kafka queue depth); called by the publisher thread about every
+  /// 100 ms. Delivery reports are served by the Kafka producer's own thread.
   virtual void poll() = 0;
   /// Waits up to `timeout` for outstanding deliveries; returns how many were not delivered.
   virtual std::uint64_t flush(std::chrono::milliseconds timeout) = 0;

@@ -2,6 +2,7 @@
 // through one shared producer.
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,6 +28,19 @@ std::uint64_t steady_now_ns() {
                                         std::chrono::steady_clock::now().time_since_epoch())
                                         .count());
 }
+
+/// The message_ids of one source. Consumers read a partition in the order librdkafka's
+/// produce() queued the messages (one key per source, so one partition; the idempotent producer
+/// keeps that order across retries). Taking the id and queueing the message under one lock
+/// therefore makes ids consecutive in the order they are consumed, whatever the number of
+/// threads. The lock is taken once per full message, never per event; inside it a thread builds
+/// the FlatBuffer and copies it into librdkafka's queue (or waits there for room, which the
+/// other threads would have to wait for anyway). A message that cannot be queued has used its
+/// id: consumers see the gap, and the loss is counted.
+struct SourceSequence {
+  std::mutex mutex;
+  std::int64_t next = 0;
+};
 
 /// One topic as written by one thread: produces a message, counts it in "<kind>.messages" if
 /// librdkafka took it, and says whether it did (the caller counts what the loss means to it).
@@ -60,13 +74,13 @@ class TopicWriter {
 class Ev44Output final : public EventOutput {
  public:
   Ev44Output(Producer& producer, Producer::TopicId topic, const OutputSettings& settings,
-             std::atomic<std::int64_t>& next_message_id, CounterRegistry& counters)
+             SourceSequence& sequence, CounterRegistry& counters)
       : writer_(producer, topic, settings.source_name, counters, "ev44"),
         builder_(settings.source_name, settings.ev44_max_bytes),
         max_latency_ns_(static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::nanoseconds>(settings.ev44_max_latency)
                 .count())),
-        next_message_id_(next_message_id),
+        sequence_(sequence),
         events_(counters.counter("ev44.events")),
         events_dropped_(counters.counter("ev44.events.dropped")),
         last_tick_ns_(steady_now_ns()) {}
@@ -90,17 +104,19 @@ class Ev44Output final : public EventOutput {
 
  private:
   void send() {
-    // One id per message, taken only now: ids stay consecutive across the threads of a source,
-    // and a message that cannot be produced leaves a gap that consumers see.
-    const std::int64_t id = next_message_id_.fetch_add(1, std::memory_order_relaxed);
-    if (!writer_.write(builder_.finish(id))) events_dropped_.add(builder_.events());
+    bool queued;
+    {
+      const std::lock_guard lock(sequence_.mutex);
+      queued = writer_.write(builder_.finish(sequence_.next++));
+    }
+    if (!queued) events_dropped_.add(builder_.events());
     builder_.reset();
   }
 
   TopicWriter writer_;
   kafka::Ev44Builder builder_;
   std::uint64_t max_latency_ns_;
-  std::atomic<std::int64_t>& next_message_id_;
+  SourceSequence& sequence_;
   Counter& events_;
   Counter& events_dropped_;
   std::uint64_t last_tick_ns_;
@@ -111,21 +127,25 @@ class Ev44Output final : public EventOutput {
 class Ar51Output final : public RawOutput {
  public:
   Ar51Output(Producer& producer, Producer::TopicId topic, const OutputSettings& settings,
-             std::atomic<std::int64_t>& next_message_id, CounterRegistry& counters)
+             SourceSequence& sequence, CounterRegistry& counters)
       : writer_(producer, topic, settings.source_name, counters, "ar51"),
         builder_(settings.source_name, kMaxDatagram),
-        next_message_id_(next_message_id),
+        sequence_(sequence),
         dropped_(counters.counter("ar51.messages.dropped")) {}
 
   void sample(const std::uint8_t* data, std::uint32_t size) override {
-    const std::int64_t id = next_message_id_.fetch_add(1, std::memory_order_relaxed);
-    if (!writer_.write(builder_.build(id, data, size))) dropped_.add();
+    bool queued;
+    {
+      const std::lock_guard lock(sequence_.mutex);
+      queued = writer_.write(builder_.build(sequence_.next++, data, size));
+    }
+    if (!queued) dropped_.add();
   }
 
  private:
   TopicWriter writer_;
   kafka::Ar51Builder builder_;
-  std::atomic<std::int64_t>& next_message_id_;
+  SourceSequence& sequence_;
   Counter& dropped_;
 };
 
@@ -166,14 +186,14 @@ class KafkaOutputs final : public Outputs {
     events_.reserve(settings.threads);
     for (unsigned i = 0; i < settings.threads; ++i) {
       events_.push_back(
-          std::make_unique<Ev44Output>(producer_, events_topic, settings, next_ev44_id_, counters));
+          std::make_unique<Ev44Output>(producer_, events_topic, settings, ev44_sequence_, counters));
     }
     if (settings.raw_sample_every > 0) {
       const auto samples_topic = producer_.topic(settings.samples_topic);
       raw_.reserve(settings.threads);
       for (unsigned i = 0; i < settings.threads; ++i) {
         raw_.push_back(std::make_unique<Ar51Output>(producer_, samples_topic, settings,
-                                                    next_ar51_id_, counters));
+                                                    ar51_sequence_, counters));
       }
     }
     status_ = std::make_unique<X5f2Output>(producer_, producer_.topic(settings.status_topic),
@@ -195,8 +215,8 @@ class KafkaOutputs final : public Outputs {
 
  private:
   Producer producer_;
-  std::atomic<std::int64_t> next_ev44_id_{0};
-  std::atomic<std::int64_t> next_ar51_id_{0};
+  SourceSequence ev44_sequence_;
+  SourceSequence ar51_sequence_;
   std::vector<std::unique_ptr<Ev44Output>> events_;
   std::vector<std::unique_ptr<Ar51Output>> raw_;
   std::unique_ptr<X5f2Output> status_;

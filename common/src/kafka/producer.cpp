@@ -1,5 +1,7 @@
 #include "efu/kafka/producer.h"
 
+#include <pthread.h>
+
 #include <string_view>
 #include <thread>
 
@@ -55,6 +57,9 @@ struct Producer::Callbacks {
         failed_other(counters.counter("kafka.delivery.failed.other")),
         errors(counters.counter("kafka.errors")),
         queue_depth(counters.gauge("kafka.queue.depth")) {}
+
+  /// Delivery reports served so far, ok or failed (read by producing threads while they wait).
+  std::uint64_t reports() const noexcept { return delivery_ok.get() + delivery_failed.get(); }
 
   Counter& failure_reason(rd_kafka_resp_err_t err) {
     switch (err) {
@@ -165,9 +170,25 @@ Producer::Producer(const ProducerConfig& config, CounterRegistry& counters)
   }
   rd_kafka_set_log_queue(rk_, nullptr);
   spdlog::info("kafka: librdkafka {} producer: {}", rd_kafka_version_str(), config.describe());
+  poller_ = std::thread([this] { serve_callbacks(); });
+}
+
+void Producer::serve_callbacks() noexcept {
+  pthread_setname_np(pthread_self(), "efu-kafka");
+  // rd_kafka_poll() returns as soon as a report or error is there, or after the timeout; the
+  // timeout only bounds how long stop_polling() waits when nothing happens (it also yields).
+  while (!stop_polling_.load(std::memory_order_acquire)) rd_kafka_poll(rk_, 100);
+}
+
+void Producer::stop_polling() noexcept {
+  if (!poller_.joinable()) return;
+  stop_polling_.store(true, std::memory_order_release);
+  rd_kafka_yield(rk_);
+  poller_.join();
 }
 
 Producer::~Producer() {
+  stop_polling();
   for (rd_kafka_topic_t* t : topics_) rd_kafka_topic_destroy(t);
   if (rk_ != nullptr) {
     // Whatever Outputs::flush() could not deliver is already reported; do not wait again.
@@ -188,7 +209,8 @@ Producer::TopicId Producer::topic(const std::string& name) {
 
 bool Producer::produce(TopicId topic, std::span<const std::uint8_t> payload, const std::string& key,
                        ProduceCounters& counters) noexcept {
-  const auto deadline = std::chrono::steady_clock::now() + queue_full_wait_;
+  auto deadline = std::chrono::steady_clock::now() + queue_full_wait_;
+  std::uint64_t reports_seen = 0;
   for (;;) {
     const int rc = rd_kafka_produce(topics_[topic], RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
                                     const_cast<std::uint8_t*>(payload.data()), payload.size(),
@@ -203,9 +225,18 @@ bool Producer::produce(TopicId topic, std::span<const std::uint8_t> payload, con
       counters.failed_other.add();
       return false;
     }
-    // Room appears only as delivery reports are served by the publisher's poll(); this thread
-    // must not poll (single writer of the delivery counters), so it waits.
-    if (std::chrono::steady_clock::now() >= deadline) {
+    // Room appears as the poll thread serves delivery reports; this thread must not poll
+    // (single writer of the delivery counters), so it waits. While reports keep arriving the
+    // broker keeps up and the wait goes on (the receiver's ring absorbs the pause or counts
+    // ring-full drops); only a broker that acknowledges nothing for the whole wait costs a
+    // message.
+    const std::uint64_t reports = callbacks_->reports();
+    const auto now = std::chrono::steady_clock::now();
+    if (reports != reports_seen) {
+      reports_seen = reports;
+      deadline = now + queue_full_wait_;
+    }
+    if (now >= deadline) {
       counters.failed_queue_full.add();
       return false;
     }
@@ -213,12 +244,10 @@ bool Producer::produce(TopicId topic, std::span<const std::uint8_t> payload, con
   }
 }
 
-void Producer::poll() noexcept {
-  rd_kafka_poll(rk_, 0);
-  callbacks_->queue_depth.set(queue_depth());
-}
+void Producer::poll() noexcept { callbacks_->queue_depth.set(queue_depth()); }
 
 std::uint64_t Producer::flush(std::chrono::milliseconds timeout) noexcept {
+  stop_polling();  // from here this thread serves the callbacks (inside rd_kafka_flush)
   rd_kafka_flush(rk_, static_cast<int>(timeout.count()));
   const std::uint64_t left = queue_depth();
   callbacks_->queue_depth.set(left);

@@ -1,16 +1,20 @@
 // One librdkafka producer shared by every output of the process (design.md §6).
 //
 // Threads: produce() may be called from several threads at once (each with its own
-// ProduceCounters); poll() and flush() from one thread at a time (the stats publisher, then the
-// main thread at stop). Delivery reports, error and log callbacks run inside poll()/flush(), so
-// the delivery counters have that single writer.
+// ProduceCounters). Delivery reports, error and log callbacks are served by the producer's own
+// poll thread ("efu-kafka"), which waits inside rd_kafka_poll() and so serves a report as soon as
+// the broker acknowledges: room in a full local queue appears within milliseconds, not at the
+// next stats interval. flush() (the main thread at stop) first stops that thread and then serves
+// the callbacks itself, so the delivery counters always have one writer at a time.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "efu/counters.h"
@@ -44,15 +48,18 @@ class Producer {
   TopicId topic(const std::string& name);
 
   /// Copies `payload` into librdkafka's queue, keyed by `key` so that one source stays on one
-  /// partition (and its message_ids in order). When the local queue is full, retries for up to
-  /// the configured wait, sleeping ~1 ms between tries; then gives up. Returns false when the
-  /// message was not queued; the reason is counted.
+  /// partition (and its message_ids in order). When the local queue is full, retries every
+  /// ~1 ms for as long as the broker keeps acknowledging: it gives up only after the configured
+  /// wait passes with no delivery report at all (a stalled or absent broker). Returns false when
+  /// the message was not queued; the reason is counted.
   bool produce(TopicId topic, std::span<const std::uint8_t> payload, const std::string& key,
                ProduceCounters& counters) noexcept;
 
-  /// Serves delivery reports and errors; updates kafka.queue.depth.
+  /// Updates the kafka.queue.depth gauge (the stats publisher's thread). Callbacks are served by
+  /// the poll thread.
   void poll() noexcept;
-  /// Waits up to `timeout` for every queued message; returns how many are still undelivered.
+  /// Stops the poll thread, then waits up to `timeout` for every queued message, serving the
+  /// callbacks on the calling thread; returns how many are still undelivered.
   std::uint64_t flush(std::chrono::milliseconds timeout) noexcept;
   /// Messages queued or in flight, including delivery reports not yet served.
   std::uint64_t queue_depth() const noexcept;
@@ -61,10 +68,15 @@ class Producer {
   struct Callbacks;
 
  private:
+  void serve_callbacks() noexcept;
+  void stop_polling() noexcept;
+
   rd_kafka_s* rk_ = nullptr;
   std::vector<rd_kafka_topic_s*> topics_;
   std::chrono::milliseconds queue_full_wait_;
   std::unique_ptr<Callbacks> callbacks_;
+  std::atomic<bool> stop_polling_{false};
+  std::thread poller_;
 };
 
 }  // namespace efu::kafka

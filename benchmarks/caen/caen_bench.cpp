@@ -1,0 +1,192 @@
+// CAEN processing speed on one core, per instrument: the readout parser with charge division
+// and pixel ids, and the whole pipeline (header → readouts → pixels → ev44 builder).
+// BM_Baseline_TouchBytes reads the same packets once, one load per readout; compare items/s.
+// Target: ≥ 20 M readouts/s for BM_Pipeline (each readout is one neutron candidate).
+#include <random>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "caen_pipeline.h"
+#include "caen_readout.h"
+#include "efu/ess/header_writer.h"
+#include "efu/ess/readout_header.h"
+#include "efu/kafka/ev44_builder.h"
+
+namespace efu::caen {
+namespace {
+
+constexpr std::uint64_t kPulseNs = 1'700'000'000'000'000'000ULL;
+constexpr std::uint32_t kPacketSize = 8972;
+constexpr const char* kInstruments[] = {"loki.json", "bifrost.json", "cspec.json", "miracles.json"};
+
+/// The sink the host would use: an ev44 message per max_bytes, serialised when full.
+class Ev44Sink : public EventSink {
+ public:
+  void add(std::uint64_t pulse_ns, std::uint32_t tof_ns, std::uint32_t pixel) override {
+    if (builder_.full()) {
+      benchmark::DoNotOptimize(builder_.finish(message_id_++).data());
+      builder_.reset();
+    }
+    builder_.add(pulse_ns, tof_ns, pixel);
+    ++events;
+  }
+  std::uint64_t events = 0;
+
+ private:
+  kafka::Ev44Builder builder_{"caen", 1'000'000};
+  std::int64_t message_id_ = 0;
+};
+
+const LoadedInstrument& instrument(int index) {
+  static std::vector<LoadedInstrument> all = [] {
+    std::vector<LoadedInstrument> out;
+    for (const char* name : kInstruments) {
+      CaenSettings s;
+      s.geometry_path = shipped_config(name);
+      out.push_back(load_instrument(s));
+    }
+    return out;
+  }();
+  return all[static_cast<std::size_t>(index)];
+}
+
+struct Stream {
+  std::vector<std::vector<std::uint8_t>> packets;
+  std::uint64_t readouts = 0;
+};
+
+// 200 k readouts of one pulse on the instrument's configured rings, FENs and groups, with
+// random amplitudes near full scale (a few land between the calibration intervals and are
+// rejected, as real data does), in full v1 packets.
+const Stream& stream(int index) {
+  static std::vector<Stream> streams(std::size(kInstruments));
+  Stream& out = streams[static_cast<std::size_t>(index)];
+  if (!out.packets.empty()) return out;
+  const CaenConfig& c = instrument(index).config;
+  std::mt19937_64 rng(11);
+  std::vector<std::uint32_t> rings;
+  for (std::uint32_t r = 0; r <= c.max_ring && r < kMaxRings; ++r) {
+    if (c.instrument != Instrument::kLoki || c.rings[r].configured) rings.push_back(r);
+  }
+  std::vector<std::uint8_t> packet;
+  std::uint32_t sequence = 0;
+  auto flush = [&] {
+    ess::HeaderFields f;
+    f.type = detector_type(c.instrument);
+    f.total_length = static_cast<std::uint16_t>(packet.size());
+    f.pulse = ess::to_ess(kPulseNs);
+    f.prev_pulse = ess::to_ess(kPulseNs - 71'428'571);
+    f.sequence = sequence++;
+    ess::write_header(packet.data(), f);
+    out.packets.push_back(packet);
+    packet.clear();
+  };
+  for (std::uint64_t n = 0; n < 200'000; ++n) {
+    if (packet.size() + kReadoutSize > kPacketSize) flush();
+    if (packet.empty()) packet.resize(ess::kHeaderSizeV1);
+    CaenReadout r;
+    const std::uint32_t ring = rings[rng() % rings.size()];
+    r.fiber = static_cast<std::uint8_t>(ring * 2 + rng() % 2);
+    switch (c.instrument) {
+      case Instrument::kLoki:
+        r.fen = static_cast<std::uint8_t>(rng() % c.rings[ring].fens);
+        r.group = static_cast<std::uint8_t>(rng() % kLokiGroupsPerFen);
+        break;
+      case Instrument::kBifrost:
+        r.group = static_cast<std::uint8_t>(rng() % (c.max_group + 1));
+        break;
+      case Instrument::kCspec:
+        r.group = static_cast<std::uint8_t>(rng() % 24);
+        break;
+      case Instrument::kMiracles:
+        r.group = static_cast<std::uint8_t>(rng() % 12);
+        break;
+    }
+    const ess::EssTime t = ess::to_ess(kPulseNs + 10'000 + n * 300);
+    r.time_high = t.high;
+    r.time_low = t.low;
+    const bool four = c.instrument == Instrument::kLoki;
+    r.a = static_cast<std::uint16_t>(rng() % (four ? 8000 : 16000));
+    r.b = static_cast<std::uint16_t>(rng() % (four ? 8000 : 16000));
+    r.c = four ? static_cast<std::uint16_t>(rng() % 8000) : 0;
+    r.d = four ? static_cast<std::uint16_t>(rng() % 8000) : 0;
+    const std::size_t at = packet.size();
+    packet.resize(at + kReadoutSize);
+    write_readout(packet.data() + at, r);
+    ++out.readouts;
+  }
+  if (!packet.empty()) flush();
+  return out;
+}
+
+void BM_Baseline_TouchBytes(benchmark::State& state) {
+  const Stream& s = stream(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    for (const auto& p : s.packets) {
+      for (std::size_t i = ess::kHeaderSizeV1; i < p.size(); i += kReadoutSize) sum += p[i + 16];
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
+}
+
+void BM_ReadoutParse(benchmark::State& state) {
+  const int index = static_cast<int>(state.range(0));
+  const LoadedInstrument& inst = instrument(index);
+  CounterRegistry counters;
+  const PixelMap pixels(inst.config, inst.calibration, 0);
+  ess::HeaderParser header_parser(counters, detector_type(inst.config.instrument));
+  ReadoutParser parser(counters, pixels, ReadoutSettings{inst.config.max_tof_ns, 0});
+  const Stream& s = stream(index);
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    for (const auto& p : s.packets) {
+      ess::PacketHeader h;
+      header_parser.parse(p.data(), static_cast<std::uint32_t>(p.size()), h);
+      std::uint64_t sum = 0;
+      parser.parse(p.data() + h.header_size, static_cast<std::uint32_t>(p.size() - h.header_size),
+                   h, [&](std::uint64_t, std::uint32_t tof, std::uint32_t pixel) {
+                     sum += tof + pixel;
+                     ++events;
+                   });
+      benchmark::DoNotOptimize(sum);
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
+  state.counters["events_per_readout"] =
+      static_cast<double>(events) / static_cast<double>(state.iterations() * s.readouts);
+}
+
+void BM_Pipeline(benchmark::State& state) {
+  const int index = static_cast<int>(state.range(0));
+  const Stream& s = stream(index);
+  CounterRegistry counters;
+  Ev44Sink sink;
+  CaenPipeline pipeline(instrument(index), 0, counters, sink);
+  std::vector<PacketView> views;
+  for (const auto& p : s.packets) views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < views.size(); i += 64) {
+      pipeline.process(PacketBatch(views.data() + i, std::min<std::size_t>(64, views.size() - i)));
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(sink.events), benchmark::Counter::kIsRate);
+}
+
+void instruments(benchmark::internal::Benchmark* b) {
+  b->ArgName("instrument");  // 0 loki, 1 bifrost, 2 cspec, 3 miracles
+  for (int i = 0; i < static_cast<int>(std::size(kInstruments)); ++i) b->Arg(i);
+  b->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_Baseline_TouchBytes)->Apply(instruments);
+BENCHMARK(BM_ReadoutParse)->Apply(instruments);
+BENCHMARK(BM_Pipeline)->Apply(instruments);
+
+}  // namespace
+}  // namespace efu::caen

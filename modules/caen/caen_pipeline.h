@@ -1,0 +1,62 @@
+// The caen Pipeline: ESS header → CAEN readouts → charge division → pixel → events. Each
+// readout is one neutron candidate, so there is no clustering and nothing waits for tick().
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "calibration.h"
+#include "config.h"
+#include "efu/ess/readout_header.h"
+#include "efu/options.h"
+#include "efu/plugin.h"
+#include "pixel_map.h"
+#include "readout_parser.h"
+
+namespace efu::caen {
+
+struct CaenSettings {
+  std::string geometry_path;     // the instrument config
+  std::string calibration_path;  // empty: the shipped calibration of the configured instrument
+  std::int64_t amplitude_threshold = 0;
+};
+
+/// The plugin's option table (plugin.cpp exports it; tests use it to build OptionValues).
+extern const OptionSpec kOptions[];
+extern const std::size_t kOptionCount;
+
+/// Reads and range-checks the plugin options; throws ConfigError naming the bad option.
+CaenSettings settings_from_options(const OptionValues& options);
+
+/// A file shipped with the plugin (configs/<name>): the source tree copy, else the installed one.
+std::string shipped_config(const std::string& name);
+/// The shipped LoKI config, the default --geometry.
+std::string default_geometry_path();
+/// The shipped calibration for `instrument`, the default --calibration.
+std::string default_calibration_path(Instrument instrument);
+
+/// Loads the config and calibration named by `settings` (the calibration's default follows the
+/// config's instrument).
+struct LoadedInstrument {
+  CaenConfig config;
+  Calibration calibration;
+};
+LoadedInstrument load_instrument(const CaenSettings& settings);
+
+class CaenPipeline final : public Pipeline {
+ public:
+  CaenPipeline(const LoadedInstrument& instrument, std::int64_t amplitude_threshold,
+               CounterRegistry& counters, EventSink& events);
+
+  void process(PacketBatch batch) override;
+  void tick(std::uint64_t) override {}
+  void flush() override {}
+
+ private:
+  PixelMap pixels_;
+  ess::HeaderParser header_parser_;
+  ReadoutParser readout_parser_;
+  EventSink& events_;
+};
+
+}  // namespace efu::caen

@@ -1,0 +1,54 @@
+#include "pixel_map.h"
+
+#include <string>
+
+#include "efu/errors.h"
+
+namespace efu::caen {
+
+PixelMap::PixelMap(const CaenConfig& config, const Calibration& calibration,
+                   std::int64_t amplitude_threshold)
+    : config_(config), calibration_(calibration), threshold_(amplitude_threshold) {
+  // The formulas index units by the calibration: LoKI's tubes have 7 straws, BIFROST's
+  // triplets 3 tubes. (CSPEC's and MIRACLES' pixels do not use the calibration.)
+  std::uint32_t want_units = 0;
+  if (config.instrument == Instrument::kLoki) want_units = kLokiStrawsPerGroup;
+  if (config.instrument == Instrument::kBifrost) want_units = kBifrostTubesPerTriplet;
+  if (want_units != 0 && calibration.group_size() != want_units) {
+    throw ConfigError("caen calibration: groupsize " + std::to_string(calibration.group_size()) +
+                      " does not fit " + instrument_name(config.instrument) + " ('" + config.path +
+                      "'); expected " + std::to_string(want_units));
+  }
+  switch (config.instrument) {
+    case Instrument::kLoki: {
+      loki_grid_ =
+          ess::LogicalGeometry{config.resolution, config.total_groups * kLokiStrawsPerGroup};
+      pixel_count_ = loki_grid_.pixel_count();
+      for (std::uint32_t ring = 0; ring < kMaxRings; ++ring) {
+        const LokiRing& rc = config.rings[ring];
+        if (!rc.configured) continue;
+        const LokiBank& bank = config.banks[rc.bank];
+        loki_rings_[ring] = LokiRingMap{
+            true,
+            rc.fens,
+            bank.y_offset / kLokiStrawsPerGroup + rc.fen_offset * 2,
+            bank.groups_n,
+            bank.y_offset + rc.fen_offset * 2 * kLokiStrawsPerGroup,
+            bank.groups_n * kLokiStrawsPerGroup,
+        };
+      }
+      break;
+    }
+    case Instrument::kBifrost:
+      pixel_count_ = kBifrostGrid.pixel_count();
+      break;
+    case Instrument::kCspec:
+      pixel_count_ = kCspecGrid.pixel_count();
+      break;
+    case Instrument::kMiracles:
+      pixel_count_ = kMiraclesGrid.pixel_count();
+      break;
+  }
+}
+
+}  // namespace efu::caen

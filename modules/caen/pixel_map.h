@@ -1,0 +1,231 @@
+// From one CAEN readout to a pixel id, per instrument, exactly as the facility numbers pixels
+// (docs/caen.md has every formula with a worked example). Which straw or tube was hit comes
+// from the amplitude pattern, the position along it from charge division; the calibration
+// picks the unit by its intervals and, for LoKI, corrects the position.
+//
+// map() is the hot path: no allocation, no lock; a rejected readout returns the reason, which
+// the readout parser counts.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "caen_readout.h"
+#include "calibration.h"
+#include "config.h"
+#include "efu/ess/logical_geometry.h"
+
+namespace efu::caen {
+
+/// Why a readout has no pixel: readouts.errors.<name> (kOk: it has one).
+enum class MapStatus : std::uint8_t {
+  kOk,
+  kRing,              // ring (fibre / 2) above MaxRing, or a LoKI ring not in Config[]
+  kFen,               // FEN above MaxFEN, or beyond the LoKI ring's FENs
+  kGroup,             // group above MaxGroup (LoKI: above 7, the groups of one FEN)
+  kAmplitudeZero,     // the amplitudes sum to 0: no charge division
+  kAmplitudeLow,      // the sum is below the --amplitude-threshold
+  kAmplitudeHigh,     // the sum is above MaxAmpl
+  kPosition,          // charge ratio outside [0, 1]
+  kCalibrationGroup,  // no calibration entry for this group
+  kOutsideInterval,   // the ratio is in none of the group's unit intervals
+  kPixel,             // the position falls outside the instrument's pixel grid
+};
+
+struct MapResult {
+  MapStatus status;
+  Calibration::Clamp clamp;  // LoKI: the calibrated position was clamped to [0, 1]
+  std::uint32_t pixel;
+};
+
+// The instruments' fixed logical geometries (the reference's ESSGeometry sizes).
+inline constexpr ess::LogicalGeometry kBifrostGrid{900, 15};
+inline constexpr ess::LogicalGeometry kCspecGrid{900, 180};
+inline constexpr ess::LogicalGeometry kMiraclesGrid{48, 128};
+inline constexpr std::uint32_t kBifrostTripletsPerRing = 15;
+inline constexpr std::uint32_t kBifrostTubesPerTriplet = 3;
+inline constexpr std::uint32_t kBifrostTubePixels = 100;
+inline constexpr std::uint32_t kCspecGroupsPerRing = 24;
+inline constexpr std::uint32_t kMiraclesRingXOffset = 24;  // rings 1 and 3
+
+class PixelMap {
+ public:
+  /// Checks that config and calibration fit together; throws ConfigError naming both files.
+  PixelMap(const CaenConfig& config, const Calibration& calibration,
+           std::int64_t amplitude_threshold);
+
+  Instrument instrument() const noexcept { return config_.instrument; }
+  std::uint32_t pixel_count() const noexcept { return pixel_count_; }
+
+  MapResult map(const CaenReadout& r) const noexcept {
+    switch (config_.instrument) {
+      case Instrument::kLoki:
+        return map_loki(r);
+      case Instrument::kBifrost:
+        return map_bifrost(r);
+      case Instrument::kCspec:
+        return map_cspec(r);
+      case Instrument::kMiracles:
+        return map_miracles(r);
+    }
+    return fail(MapStatus::kRing);
+  }
+
+ private:
+  static constexpr MapResult fail(MapStatus s) noexcept {
+    return MapResult{s, Calibration::Clamp::kNone, 0};
+  }
+  static constexpr MapResult ok(std::uint32_t pixel,
+                                Calibration::Clamp clamp = Calibration::Clamp::kNone) noexcept {
+    return pixel == 0 ? fail(MapStatus::kPixel) : MapResult{MapStatus::kOk, clamp, pixel};
+  }
+
+  MapResult map_loki(const CaenReadout& r) const noexcept;
+  MapResult map_bifrost(const CaenReadout& r) const noexcept;
+  MapResult map_cspec(const CaenReadout& r) const noexcept;
+  MapResult map_miracles(const CaenReadout& r) const noexcept;
+
+  /// The sum checks every instrument shares; kOk when the sum may be divided by.
+  MapStatus check_sum(std::int64_t sum, bool check_high) const noexcept {
+    if (sum == 0) return MapStatus::kAmplitudeZero;
+    if (check_high && sum > config_.max_amplitude) return MapStatus::kAmplitudeHigh;
+    if (sum < threshold_) return MapStatus::kAmplitudeLow;
+    return MapStatus::kOk;
+  }
+
+  CaenConfig config_;
+  Calibration calibration_;
+  std::int64_t threshold_;
+  std::uint32_t pixel_count_ = 0;
+  ess::LogicalGeometry loki_grid_{1, 1};
+  // LoKI, per ring: the global group and straw row of FEN 0, group 0, unit 0, and the strides.
+  struct LokiRingMap {
+    bool configured;
+    std::uint32_t fens;
+    std::uint32_t group_base;
+    std::uint32_t layer_groups;  // GroupsN
+    std::uint32_t row_base;
+    std::uint32_t layer_rows;  // GroupsN * 7
+  };
+  std::array<LokiRingMap, kMaxRings> loki_rings_{};
+};
+
+// --- LoKI ---------------------------------------------------------------------------------
+// ring = fibre / 2; per ring, its bank's YOffset and GroupsN and the ring's FENOffset:
+//   global group = YOffset/7 + (group%4)·GroupsN + (FENOffset+FEN)·2 + group/4
+//   straw ratio  = (B + D) / (A + B + C + D) → unit (straw 0..6) by the group's intervals
+//   position     = (A + B) / (A + B + C + D), corrected by the unit's polynomial
+//   x = round(position · (Resolution − 1))
+//   y = YOffset + (group%4)·GroupsN·7 + (FENOffset+FEN)·14 + (group/4)·7 + unit
+//   pixel = 1 + x + Resolution · y, on a Resolution × (total groups · 7) grid
+inline MapResult PixelMap::map_loki(const CaenReadout& r) const noexcept {
+  const std::uint32_t ring = r.fiber / 2U;
+  const LokiRingMap& m = loki_rings_[ring];  // fibre <= 23 was checked: ring < 12
+  if (!m.configured) return fail(MapStatus::kRing);
+  if (r.fen >= m.fens) return fail(MapStatus::kFen);
+  if (r.group >= kLokiGroupsPerFen) return fail(MapStatus::kGroup);
+  const Amplitudes amp = amplitudes(r, true);
+  const std::int64_t sum = std::int64_t{amp.a} + amp.b + amp.c + amp.d;
+  if (const MapStatus s = check_sum(sum, false); s != MapStatus::kOk) return fail(s);
+  const double pos = static_cast<double>(amp.a + amp.b) / static_cast<double>(sum);
+  if (pos < 0.0 || pos > 1.0) return fail(MapStatus::kPosition);
+  const std::uint32_t layer = r.group % kLokiLayers;
+  const std::uint32_t half = r.group / kLokiLayers;
+  const std::uint32_t fen2 = r.fen * 2U;
+  const std::uint32_t group = m.group_base + layer * m.layer_groups + fen2 + half;
+  if (group >= calibration_.groups()) return fail(MapStatus::kCalibrationGroup);
+  const double straw = static_cast<double>(amp.b + amp.d) / static_cast<double>(sum);
+  const int unit = calibration_.unit_of(group, straw);
+  if (unit < 0) return fail(MapStatus::kOutsideInterval);
+  Calibration::Clamp clamp;
+  const double corrected =
+      calibration_.correct(group, static_cast<std::uint32_t>(unit), pos, clamp);
+  const auto x = static_cast<std::uint16_t>(std::round(corrected * (config_.resolution - 1)));
+  const std::uint32_t y = m.row_base + layer * m.layer_rows + fen2 * kLokiStrawsPerGroup +
+                          half * kLokiStrawsPerGroup + static_cast<std::uint32_t>(unit);
+  return ok(loki_grid_.pixel(x, y), clamp);
+}
+
+// --- BIFROST ------------------------------------------------------------------------------
+// ring = fibre / 2, group = the triplet (0..14 in a ring); calibration group = ring·15 + group
+//   ratio = A / (A + B) → unit (tube 0..2) by the group's intervals [lo, hi]
+//   x = ring·Resolution + (group%3)·100 + trunc((ratio − lo) / (hi − lo) · 99)
+//   y = (group/3)·3 + unit
+//   pixel = 1 + x + 900·y on the 900 × 15 grid
+inline MapResult PixelMap::map_bifrost(const CaenReadout& r) const noexcept {
+  const std::uint32_t ring = r.fiber / 2U;
+  if (ring > config_.max_ring) return fail(MapStatus::kRing);
+  if (r.fen > config_.max_fen) return fail(MapStatus::kFen);
+  if (r.group > config_.max_group) return fail(MapStatus::kGroup);
+  const Amplitudes amp = amplitudes(r, false);
+  const std::int64_t sum = std::int64_t{amp.a} + amp.b;
+  if (const MapStatus s = check_sum(sum, true); s != MapStatus::kOk) return fail(s);
+  const double ratio = static_cast<double>(amp.a) / static_cast<double>(sum);
+  if (ratio < 0.0 || ratio > 1.0) return fail(MapStatus::kPosition);
+  const std::uint32_t group = ring * kBifrostTripletsPerRing + r.group;
+  if (group >= calibration_.groups()) return fail(MapStatus::kCalibrationGroup);
+  const int unit = calibration_.unit_of(group, ratio);
+  if (unit < 0) return fail(MapStatus::kOutsideInterval);
+  const UnitCalibration& u = calibration_.unit(group, static_cast<std::uint32_t>(unit));
+  const double width = u.hi - u.lo;
+  const double along = width == 0.0 ? 0.0 : (ratio - u.lo) / width;  // [0, 1]
+  const auto x_local = static_cast<std::uint32_t>(along * (kBifrostTubePixels - 1));
+  const std::uint32_t x = ring * config_.resolution +
+                          (r.group % kBifrostTubesPerTriplet) * kBifrostTubePixels + x_local;
+  const std::uint32_t y = (r.group / kBifrostTubesPerTriplet) * kBifrostTubesPerTriplet +
+                          static_cast<std::uint32_t>(unit);
+  return ok(kBifrostGrid.pixel(x, y));
+}
+
+// --- CSPEC --------------------------------------------------------------------------------
+// ring = fibre / 2
+//   x = ring·Resolution + (group%24)·(Resolution/24)
+//   y = ((Resolution − 1)·A) / (A + B)   (integer division)
+//   pixel = 1 + x + 900·y on the 900 × 180 grid
+inline MapResult PixelMap::map_cspec(const CaenReadout& r) const noexcept {
+  const std::uint32_t ring = r.fiber / 2U;
+  if (ring > config_.max_ring) return fail(MapStatus::kRing);
+  if (r.fen > config_.max_fen) return fail(MapStatus::kFen);
+  if (r.group > config_.max_group) return fail(MapStatus::kGroup);
+  const Amplitudes amp = amplitudes(r, false);
+  const std::int64_t sum = std::int64_t{amp.a} + amp.b;
+  if (const MapStatus s = check_sum(sum, false); s != MapStatus::kOk) return fail(s);
+  const std::uint32_t x =
+      ring * config_.resolution +
+      (r.group % kCspecGroupsPerRing) * (config_.resolution / kCspecGroupsPerRing);
+  const auto y = static_cast<std::uint32_t>((std::int64_t{config_.resolution} - 1) * amp.a / sum);
+  return ok(kCspecGrid.pixel(x, y));
+}
+
+// --- MIRACLES -----------------------------------------------------------------------------
+// ring = fibre / 2; a group is a pair of tubes, A or B, whichever amplitude is larger (A on a
+// tie); h = Resolution/2 − 1, p = A / (A + B) in single precision:
+//   x = 2·group + (24 if ring is 1 or 3) + (0 for tube A, 1 for tube B)
+//   y = (Resolution/2 if ring is 2 or 3) + (tube A: round(h − (p − 0.5)·2·h); tube B: trunc(p·2·h))
+//   pixel = 1 + x + 48·y on the 48 × 128 grid
+inline MapResult PixelMap::map_miracles(const CaenReadout& r) const noexcept {
+  const std::uint32_t ring = r.fiber / 2U;
+  if (ring > config_.max_ring) return fail(MapStatus::kRing);
+  const Amplitudes amp = amplitudes(r, false);
+  const std::int64_t sum = std::int64_t{amp.a} + amp.b;
+  if (const MapStatus s = check_sum(sum, true); s != MapStatus::kOk) return fail(s);
+  const bool tube_b = amp.a < amp.b;
+  const std::uint32_t x =
+      2U * r.group + ((ring == 1 || ring == 3) ? kMiraclesRingXOffset : 0U) + (tube_b ? 1U : 0U);
+  // The facility computes this in float (then mixed with double): keep the same precision so
+  // the rounding edges fall on the same amplitudes.
+  const auto p = static_cast<float>(1.0 * amp.a / static_cast<double>(sum));
+  const int h = static_cast<int>(config_.resolution / 2) - 1;
+  int along = 0;
+  if (!tube_b) {
+    along = static_cast<int>(std::round(h - (p - 0.5) * 2 * h));
+  } else {
+    along = static_cast<int>(p * 2 * h);
+  }
+  const int y = ((ring == 2 || ring == 3) ? static_cast<int>(config_.resolution / 2) : 0) + along;
+  if (y < 0) return fail(MapStatus::kPixel);
+  return ok(kMiraclesGrid.pixel(x, static_cast<std::uint32_t>(y)));
+}
+
+}  // namespace efu::caen
