@@ -1,7 +1,15 @@
 // Multi-Blade processing speed on one core: header parsing, VMM3a parsing, clustering and the
-// whole pipeline into an ev44 builder. BM_Baseline_TouchBytes reads the same packets once; the
-// pipeline's cost is reported against it (compare the items/s of the two in one run).
+// whole pipeline into an ev44 builder, on readouts in time order (order:0), shuffled inside
+// every packet (order:1), shuffled and 20 % delayed by 1..3 packets (order:2), and the facility
+// generator's random-time pairs (order:3). BM_Baseline_TouchBytes reads the same packets once;
+// the pipeline's cost is reported against it and the disordered orders against order:0 (compare
+// the items/s in one run).
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -44,10 +52,27 @@ class CountingSink : public EventSink {
   std::uint64_t events = 0;
 };
 
+// EFU_MB_BENCH_GEOMETRY=FILE runs the benchmarks on another instrument config (for example one
+// ring's four cassettes, as one output queue carries them on the real Freia).
+std::string geometry_path() {
+  const char* path = std::getenv("EFU_MB_BENCH_GEOMETRY");
+  return path != nullptr && *path != '\0' ? std::string(path) : default_geometry_path();
+}
+
 const Geometry& geometry() {
-  static const Geometry g = Geometry::from_file(default_geometry_path());
+  static const Geometry g = Geometry::from_file(geometry_path());
   return g;
 }
+
+constexpr std::uint8_t kFreiaType = 0x48;
+
+// How the readouts of the stream are ordered on the wire.
+enum class Order : int {
+  kTimeOrdered = 0,  // as generated, time ordered
+  kShuffled = 1,     // every packet's readouts in random order
+  kDelayed = 2,      // shuffled, and 20 % of the readouts moved 1..3 packets later
+  kRandomTime = 3,   // the facility generator's kind: each wire/strip pair at a random time
+};
 
 struct Stream {
   std::vector<std::vector<std::uint8_t>> packets;
@@ -55,54 +80,94 @@ struct Stream {
   std::uint64_t neutrons = 0;
 };
 
-// Neutrons 2 us apart, 3 wires + 3 strips each, packed into full v1 packets of one pulse.
-const Stream& stream() {
-  static const Stream s = [] {
-    Stream out;
-    std::mt19937_64 rng(7);
-    const Geometry& g = geometry();
-    std::vector<std::uint8_t> packet;
-    std::uint32_t sequence = 0;
-    auto flush = [&] {
-      ess::HeaderFields f;
-      f.type = kDetectorType;
-      f.total_length = static_cast<std::uint16_t>(packet.size());
-      f.pulse = ess::to_ess(kPulseNs);
-      f.prev_pulse = ess::to_ess(kPulseNs - 71'428'571);
-      f.sequence = sequence++;
-      ess::write_header(packet.data(), f);
-      out.packets.push_back(packet);
-      packet.clear();
-    };
-    auto readout = [&](std::uint32_t cassette, Plane plane, std::uint32_t coordinate,
-                       std::uint16_t adc, std::uint64_t time) {
-      if (packet.size() + kReadoutSize > kPacketSize) flush();
-      if (packet.empty()) packet.resize(ess::kHeaderSizeV1);
-      const PlaneLocation& loc = g.location(cassette, plane);
-      const ess::EssTime t = ess::to_ess(time);
-      const std::size_t at = packet.size();
-      packet.resize(at + kReadoutSize);
-      write_readout(
-          packet.data() + at,
-          Vmm3Readout{loc.fiber, loc.fen, kReadoutSize, t.high, t.low, 0, adc, 0, 0, loc.vmm,
-                      static_cast<std::uint8_t>(loc.first_channel + coordinate)});
-      ++out.readouts;
-    };
-    for (std::uint64_t n = 0; n < 30'000; ++n) {
-      const auto cassette = static_cast<std::uint32_t>(rng() % g.cassettes());
-      const auto wire = static_cast<std::uint32_t>(1 + rng() % (g.wires() - 2));
-      const auto strip = static_cast<std::uint32_t>(1 + rng() % (g.strips() - 2));
-      const std::uint64_t t = kPulseNs + 10'000 + n * 2000;
-      for (std::uint32_t k = 0; k < 3; ++k)
-        readout(cassette, Plane::kWire, wire - 1 + k, 200 + 100 * (k == 1), t + k * 10);
-      for (std::uint32_t k = 0; k < 3; ++k)
-        readout(cassette, Plane::kStrip, strip - 1 + k, 200 + 100 * (k == 1), t + k * 15);
+using Readout = std::array<std::uint8_t, kReadoutSize>;
+
+Readout make_readout(std::uint32_t cassette, Plane plane, std::uint32_t local, std::uint16_t adc,
+                     std::uint64_t time) {
+  const Geometry& g = geometry();
+  const ess::EssTime t = ess::to_ess(time);
+  Readout r{};
+  write_readout(r.data(), Vmm3Readout{static_cast<std::uint8_t>(g.cassette(cassette).ring * 2),
+                                      g.cassette(cassette).fen, kReadoutSize, t.high, t.low, 0, adc,
+                                      0, 0, g.vmm_of(cassette, plane), g.channel_of(plane, local)});
+  return r;
+}
+
+std::vector<std::uint8_t> packet_of(const std::vector<Readout>& readouts, std::uint32_t sequence) {
+  std::vector<std::uint8_t> packet(ess::kHeaderSizeV1);
+  for (const Readout& r : readouts) packet.insert(packet.end(), r.begin(), r.end());
+  ess::HeaderFields f;
+  f.type = kFreiaType;
+  f.total_length = static_cast<std::uint16_t>(packet.size());
+  f.pulse = ess::to_ess(kPulseNs);
+  f.prev_pulse = ess::to_ess(kPulseNs - 71'428'571);
+  f.sequence = sequence;
+  ess::write_header(packet.data(), f);
+  return packet;
+}
+
+// Time ordered: neutrons 2 us apart, 3 wires + 3 strips each. Random time: 90'000 wire/strip
+// pairs at random times in the pulse. Packed into full v1 packets of one pulse, one queue.
+Stream make_stream(Order order) {
+  Stream out;
+  std::mt19937_64 rng(7);
+  const Geometry& g = geometry();
+  std::vector<Readout> readouts;
+  if (order == Order::kRandomTime) {
+    for (std::uint64_t n = 0; n < 90'000; ++n) {
+      const auto c = static_cast<std::uint32_t>(rng() % g.cassettes());
+      const std::uint64_t t = kPulseNs + 10'000 + rng() % 70'000'000;
+      readouts.push_back(
+          make_readout(c, Plane::kWire, static_cast<std::uint32_t>(rng() % 32), 600, t));
+      readouts.push_back(
+          make_readout(c, Plane::kStrip, static_cast<std::uint32_t>(rng() % 64), 600, t));
       ++out.neutrons;
     }
-    if (!packet.empty()) flush();
-    return out;
-  }();
-  return s;
+  } else {
+    for (std::uint64_t n = 0; n < 30'000; ++n) {
+      const auto c = static_cast<std::uint32_t>(rng() % g.cassettes());
+      const auto wire = static_cast<std::uint32_t>(1 + rng() % (kWiresPerCassette - 2));
+      const auto strip = static_cast<std::uint32_t>(1 + rng() % (kStripsPerCassette - 2));
+      const std::uint64_t t = kPulseNs + 10'000 + n * 2000;
+      for (std::uint32_t k = 0; k < 3; ++k)
+        readouts.push_back(make_readout(c, Plane::kWire, wire - 1 + k,
+                                        static_cast<std::uint16_t>(200 + 100 * (k == 1)),
+                                        t + k * 10));
+      for (std::uint32_t k = 0; k < 3; ++k)
+        readouts.push_back(make_readout(c, Plane::kStrip, strip - 1 + k,
+                                        static_cast<std::uint16_t>(200 + 100 * (k == 1)),
+                                        t + k * 15));
+      ++out.neutrons;
+    }
+  }
+  out.readouts = readouts.size();
+  const std::size_t per_packet = (kPacketSize - ess::kHeaderSizeV1) / kReadoutSize;
+  std::vector<std::vector<Readout>> packets;
+  for (std::size_t i = 0; i < readouts.size(); i += per_packet) {
+    packets.emplace_back(
+        readouts.begin() + static_cast<std::ptrdiff_t>(i),
+        readouts.begin() + static_cast<std::ptrdiff_t>(std::min(i + per_packet, readouts.size())));
+  }
+  if (order == Order::kDelayed) {
+    std::vector<std::vector<Readout>> delayed(packets.size() + 3);
+    for (std::size_t p = 0; p < packets.size(); ++p) {
+      for (const Readout& r : packets[p])
+        delayed[p + (rng() % 5 == 0 ? 1 + rng() % 3 : 0)].push_back(r);
+    }
+    packets.swap(delayed);
+  }
+  if (order == Order::kShuffled || order == Order::kDelayed) {
+    for (auto& p : packets) std::shuffle(p.begin(), p.end(), rng);
+  }
+  std::uint32_t sequence = 0;
+  for (const auto& p : packets) out.packets.push_back(packet_of(p, sequence++));
+  return out;
+}
+
+const Stream& stream(Order order = Order::kTimeOrdered) {
+  static const Stream streams[] = {make_stream(Order::kTimeOrdered), make_stream(Order::kShuffled),
+                                   make_stream(Order::kDelayed), make_stream(Order::kRandomTime)};
+  return streams[static_cast<int>(order)];
 }
 
 void BM_Baseline_TouchBytes(benchmark::State& state) {
@@ -119,7 +184,7 @@ void BM_Baseline_TouchBytes(benchmark::State& state) {
 
 void BM_HeaderParse(benchmark::State& state) {
   CounterRegistry counters;
-  ess::HeaderParser parser(counters, kDetectorType);
+  ess::HeaderParser parser(counters, kFreiaType);
   std::vector<std::uint8_t> packet = stream().packets.front();
   std::uint32_t sequence = 0;
   for (auto _ : state) {
@@ -134,9 +199,10 @@ void BM_HeaderParse(benchmark::State& state) {
 
 void BM_ReadoutParse(benchmark::State& state) {
   CounterRegistry counters;
-  ess::HeaderParser header_parser(counters, kDetectorType);
-  ReadoutParser parser(counters, geometry(), ReadoutSettings{50, 200'000'000});
-  const Stream& s = stream();
+  ess::HeaderParser header_parser(counters, kFreiaType);
+  const Calibration calibration;
+  ReadoutParser parser(counters, geometry(), calibration, ReadoutSettings{200'000'000});
+  const Stream& s = stream(static_cast<Order>(state.range(0)));
   std::uint64_t readouts = 0;
   for (auto _ : state) {
     for (const auto& p : s.packets) {
@@ -158,68 +224,96 @@ void BM_ReadoutParse(benchmark::State& state) {
 }
 
 void BM_Clustering(benchmark::State& state) {
-  // Hits as the parser would hand them over.
-  std::vector<std::pair<std::uint32_t, Hit>> hits;
+  // Hits as the parser would hand them over, packet by packet.
+  const auto order = static_cast<Order>(state.range(0));
+  std::vector<std::vector<std::pair<std::uint32_t, Hit>>> packets;
   {
     CounterRegistry counters;
-    ess::HeaderParser header_parser(counters, kDetectorType);
-    ReadoutParser parser(counters, geometry(), ReadoutSettings{50, 200'000'000});
-    for (const auto& p : stream().packets) {
+    ess::HeaderParser header_parser(counters, kFreiaType);
+    const Calibration calibration;
+    ReadoutParser parser(counters, geometry(), calibration, ReadoutSettings{200'000'000});
+    for (const auto& p : stream(order).packets) {
       ess::PacketHeader h;
       header_parser.parse(p.data(), static_cast<std::uint32_t>(p.size()), h);
+      packets.emplace_back();
       parser.parse(p.data() + h.header_size, static_cast<std::uint32_t>(p.size() - h.header_size),
-                   h, [&](std::uint32_t c, const Hit& hit) { hits.emplace_back(c, hit); });
+                   h,
+                   [&](std::uint32_t c, const Hit& hit) { packets.back().emplace_back(c, hit); });
     }
   }
   CounterRegistry counters;
   CountingSink sink;
   std::uint64_t shift = 0;
+  std::uint64_t hits = 0;
   for (auto _ : state) {
     state.PauseTiming();
     Clusterer clusterer(counters, geometry(), ClusterSettings{}, sink);
     state.ResumeTiming();
-    for (auto [cassette, hit] : hits) {
-      hit.time_ns += shift;
-      clusterer.add(cassette, hit);
+    for (const auto& p : packets) {
+      clusterer.begin_packet(0);
+      for (auto [cassette, hit] : p) {
+        hit.time_ns += shift;
+        clusterer.add(cassette, hit);
+      }
+      clusterer.end_packet();
+      hits += p.size();
     }
     clusterer.close_all();
     shift += 1'000'000'000;
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * hits.size()));
+  state.SetItemsProcessed(static_cast<std::int64_t>(hits));
   state.counters["events_per_s"] =
       benchmark::Counter(static_cast<double>(sink.events), benchmark::Counter::kIsRate);
 }
 
+// Parse -> ev44, the whole plugin on one core. Compare the items/s (readouts/s) of the orders
+// in one run: shuffled and delayed against time ordered.
 void BM_Pipeline(benchmark::State& state) {
-  const Stream& s = stream();
+  const auto order = static_cast<Order>(state.range(0));
+  const Stream& s = stream(order);
   OptionValues options;
   for (std::size_t i = 0; i < kOptionCount; ++i)
     options.set(kOptions[i].name, kOptions[i].default_value, false);
-  CounterRegistry counters;
+  options.set("geometry", geometry_path(), true);
   Ev44Sink sink;
-  MultibladePipeline pipeline(config_from_options(options), counters, sink);
   std::vector<PacketView> views;
   for (const auto& p : s.packets) views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});
+  std::uint64_t late = 0;
   for (auto _ : state) {
-    // Each round replays the same pulse; flush() closes every group in between, so rounds do
-    // not mix (the header parser counts one sequence error per round, which is negligible).
+    // Each round replays the same pulse into a fresh pipeline (made outside the timing), so no
+    // round's hits are late against the one before.
+    state.PauseTiming();
+    CounterRegistry counters;
+    auto pipeline =
+        std::make_unique<MultibladePipeline>(config_from_options(options), counters, sink);
+    state.ResumeTiming();
     for (std::size_t i = 0; i < views.size(); i += 64) {
-      pipeline.process(PacketBatch(views.data() + i, std::min<std::size_t>(64, views.size() - i)));
+      pipeline->process(PacketBatch(views.data() + i, std::min<std::size_t>(64, views.size() - i)));
     }
-    pipeline.flush();
+    pipeline->flush();
+    state.PauseTiming();
+    late += counters.value("hits.late");
+    pipeline.reset();
+    state.ResumeTiming();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
   state.counters["events_per_s"] =
       benchmark::Counter(static_cast<double>(sink.events), benchmark::Counter::kIsRate);
-  state.counters["events_per_neutron"] =
-      static_cast<double>(sink.events) / static_cast<double>(state.iterations() * s.neutrons);
+  state.counters["events_per_readout"] =
+      static_cast<double>(sink.events) / static_cast<double>(state.iterations() * s.readouts);
+  state.counters["late_per_readout"] =
+      static_cast<double>(late) / static_cast<double>(state.iterations() * s.readouts);
+}
+
+void Orders(benchmark::internal::Benchmark* b) {
+  b->ArgName("order")->Arg(0)->Arg(1)->Arg(2)->Arg(3)->Unit(benchmark::kMillisecond);
 }
 
 BENCHMARK(BM_Baseline_TouchBytes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HeaderParse);
-BENCHMARK(BM_ReadoutParse)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Clustering)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Pipeline)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadoutParse)->Apply(Orders);
+BENCHMARK(BM_Clustering)->Apply(Orders);
+BENCHMARK(BM_Pipeline)->Apply(Orders);
 
 }  // namespace
 }  // namespace efu::multiblade

@@ -59,6 +59,11 @@ JsonDocument JsonDocument::from_text(std::string_view text, std::string what, st
     }
     throw ConfigError(context->name + ": not valid JSON at line " + std::to_string(line) +
                       ", column " + std::to_string(column) + "; expected a JSON document");
+  } catch (const nlohmann::json::exception& e) {
+    // Valid syntax the parser still refuses, e.g. a number too large for any C++ type
+    // (out_of_range.406): a bad file like any other, not a crash.
+    throw ConfigError(context->name + ": not usable JSON (" + e.what() +
+                      "); expected numbers within 64-bit range");
   }
   return JsonDocument(std::move(context));
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 #include <sstream>
@@ -60,6 +61,11 @@ struct Settings {
   double fault_fraction = 0;
   std::string fault_kinds = "cookie,truncated,version,corrupt";
   std::uint16_t adc_min = 300;
+  std::string instrument = "auto";
+  bool shuffle = false;
+  double delay_fraction = 0;
+  std::uint64_t max_delay_ns = 200'000;
+  bool random_time = false;
   bool gso = false;
 };
 
@@ -83,7 +89,8 @@ class Generator {
         rng_(s.seed),
         pacer_(gen::Rate{s.rate_pps, s.rate_pps > 0 ? 0 : s.rate_gbps}),
         sender_(sender_settings(s), pacer_),
-        packets_(kDetectorType, static_cast<std::uint8_t>(s.header_version), s.size, s.queues) {
+        packets_(detector_type(g.instrument()), static_cast<std::uint8_t>(s.header_version), s.size,
+                 s.queues) {
     std::stringstream kinds(s.fault_kinds);
     for (std::string k; std::getline(kinds, k, ',');) {
       if (k == "cookie")
@@ -105,7 +112,7 @@ class Generator {
     if (!s.ground_truth.empty()) {
       truth_.open(s.ground_truth);
       if (!truth_) throw ConfigError("--ground-truth: '" + s.ground_truth + "' cannot be written");
-      truth_ << "# pulse_time_ns tof_ns pixel cassette x y\n";
+      truth_ << "# pulse_time_ns tof_ns pixel cassette_number wire_coordinate strip_coordinate\n";
     }
   }
   Generator(const Generator&) = delete;
@@ -114,8 +121,9 @@ class Generator {
   void run() {
     const std::uint64_t window =
         std::min<std::uint64_t>(kPulsePeriodNs - kFirstTofNs - 100'000, kPulsePeriodNs);
+    window_ = window;
     spacing_ = s_.neutrons_per_pulse == 0 ? window : window / s_.neutrons_per_pulse;
-    if (spacing_ < s_.min_spacing_ns) {
+    if (!s_.random_time && spacing_ < s_.min_spacing_ns) {
       throw ConfigError("--neutrons-per-pulse: '" + std::to_string(s_.neutrons_per_pulse) +
                         "' spaces neutrons " + std::to_string(spacing_) +
                         " ns apart; expected at most " +
@@ -150,6 +158,8 @@ class Generator {
     out << "{\"packets\": " << sent_packets_ << ", \"data_packets\": " << data_packets_
         << ", \"readouts\": " << readouts_ << ", \"neutrons\": " << neutrons_
         << ", \"noise_wire\": " << noise_[0] << ", \"noise_strip\": " << noise_[1]
+        << ", \"delayed\": " << delayed_
+        << ", \"exact_truth\": " << (s_.random_time ? "false" : "true")
         << ", \"send_errors\": " << sender_.send_errors() << ", \"faults\": {";
     bool first = true;
     for (const auto& [name, n] : fault_counts_) {
@@ -182,10 +192,11 @@ class Generator {
     return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng_);
   }
 
-  // A position in detector-wide coordinates: x = strip, y = cassette * wires + wire.
+  // A position in generator coordinates: x = local strip 0..63, y = cassette index * 32 + local
+  // wire (cassettes in Config[] order), whatever the instrument's own pixel layout is.
   void position(std::uint32_t& x, std::uint32_t& y) {
-    const double width = g_.strips();
-    const double height = g_.cassettes() * g_.wires();
+    const double width = kStripsPerCassette;
+    const double height = g_.cassettes() * kWiresPerCassette;
     for (int attempt = 0; attempt < 1000; ++attempt) {
       double fx = 0, fy = 0;
       if (s_.shape == "uniform") {
@@ -207,22 +218,69 @@ class Generator {
         return;
       }
     }
-    x = static_cast<std::uint32_t>(s_.spot_x);  // shape entirely off the detector: its centre
-    y = static_cast<std::uint32_t>(s_.spot_y);
+    // Shape entirely off the detector: its centre, clamped onto it.
+    x = std::min(static_cast<std::uint32_t>(std::max(s_.spot_x, 0.0)), kStripsPerCassette - 1);
+    y = std::min(static_cast<std::uint32_t>(std::max(s_.spot_y, 0.0)),
+                 g_.cassettes() * kWiresPerCassette - 1);
   }
 
-  void add_readout(std::uint32_t cassette, Plane plane, std::uint32_t coordinate, std::uint16_t adc,
-                   std::uint64_t time_ns, std::uint64_t pulse_ns, std::uint64_t prev_pulse_ns) {
-    const PlaneLocation& loc = g_.location(cassette, plane);
-    const unsigned queue = cassette % packets_.queues();
+  struct Held {
+    unsigned queue;
+    std::uint64_t release_ns;
+    Vmm3Readout readout;
+  };
+
+  void append(unsigned queue, const Vmm3Readout& r, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
     if (!packets_.empty(queue) && !packets_.fits(queue, kReadoutSize)) {
-      send_queue(queue, pulse_ns, prev_pulse_ns);
+      send_queue(queue, pulse_ns, prev_ns);
     }
+    write_readout(packets_.append(queue, kReadoutSize), r);
+  }
+
+  // Readouts of cassette c go to the output queue of its ring, as on the real instruments.
+  unsigned queue_of(std::uint32_t cassette) const {
+    return g_.cassette(cassette).ring % packets_.queues();
+  }
+
+  void add_readout(std::uint32_t cassette, Plane plane, std::uint32_t local, std::uint16_t adc,
+                   std::uint64_t time_ns, std::uint64_t pulse_ns, std::uint64_t prev_pulse_ns) {
+    const CassetteConfig& c = g_.cassette(cassette);
     const ess::EssTime t = ess::to_ess(time_ns);
-    write_readout(packets_.append(queue, kReadoutSize),
-                  Vmm3Readout{loc.fiber, loc.fen, kReadoutSize, t.high, t.low, 0, adc, 0, 0,
-                              loc.vmm, static_cast<std::uint8_t>(loc.first_channel + coordinate)});
+    // Either fibre of the ring (ring = fibre / 2).
+    const auto fiber = static_cast<std::uint8_t>(c.ring * 2 + below(2));
+    const Vmm3Readout r{fiber,
+                        c.fen,
+                        kReadoutSize,
+                        t.high,
+                        t.low,
+                        0,
+                        adc,
+                        0,
+                        0,
+                        g_.vmm_of(cassette, plane),
+                        g_.channel_of(plane, local)};
     ++readouts_;
+    const unsigned queue = queue_of(cassette);
+    if (s_.delay_fraction > 0 && uniform(0, 1) < s_.delay_fraction) {
+      // Held back and sent once the generator has moved on by up to max_delay_ns: the readout
+      // lands in a later packet of its queue, its time unchanged.
+      held_.push_back(Held{queue, time_ns + below(s_.max_delay_ns + 1), r});
+      ++delayed_;
+      return;
+    }
+    append(queue, r, pulse_ns, prev_pulse_ns);
+  }
+
+  void release_held(std::uint64_t now_ns, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    std::size_t kept = 0;
+    for (const Held& h : held_) {
+      if (h.release_ns <= now_ns) {
+        append(h.queue, h.readout, pulse_ns, prev_ns);
+      } else {
+        held_[kept++] = h;
+      }
+    }
+    held_.resize(kept);
   }
 
   // Hits of one plane: the centre channel carries the full charge; each neighbour, present with
@@ -245,40 +303,64 @@ class Generator {
   void run_pulse(std::uint64_t pulse_ns, std::uint64_t prev_ns) {
     std::uint64_t noise_left = s_.noise_per_pulse;
     for (std::uint64_t i = 0; i < s_.neutrons_per_pulse; ++i) {
-      const std::uint64_t tof = kFirstTofNs + i * spacing_;
+      // Random-time mode: every neutron (its wire and strip hits) at a random time in the pulse,
+      // in no order, as the facility's own generator does; neutrons may then overlap.
+      const std::uint64_t tof =
+          s_.random_time ? kFirstTofNs + below(window_) : kFirstTofNs + i * spacing_;
       std::uint32_t x = 0, y = 0;
       position(x, y);
-      const std::uint32_t cassette = y / g_.wires();
-      const std::uint32_t wire = y % g_.wires();
+      const std::uint32_t cassette = y / kWiresPerCassette;
+      const std::uint32_t wire = y % kWiresPerCassette;
       // The centre wire is the prompt signal at the capture time; the rest are up to jitter_ns
       // later, so the event time (earliest hit) is the neutron's time.
-      plane_hits(cassette, Plane::kWire, wire, g_.wires(), pulse_ns + tof, true, pulse_ns, prev_ns);
-      plane_hits(cassette, Plane::kStrip, x, g_.strips(), pulse_ns + tof, false, pulse_ns, prev_ns);
+      plane_hits(cassette, Plane::kWire, wire, kWiresPerCassette, pulse_ns + tof, true, pulse_ns,
+                 prev_ns);
+      plane_hits(cassette, Plane::kStrip, x, kStripsPerCassette, pulse_ns + tof, false, pulse_ns,
+                 prev_ns);
       ++neutrons_;
       if (truth_) {
-        truth_ << pulse_ns << ' ' << tof << ' ' << g_.pixel(cassette, x, wire) << ' ' << cassette
-               << ' ' << x << ' ' << y << '\n';
+        const std::uint32_t wc = g_.coordinate_of(cassette, Plane::kWire, wire);
+        const std::uint32_t sc = g_.coordinate_of(cassette, Plane::kStrip, x);
+        truth_ << pulse_ns << ' ' << tof << ' ' << g_.pixel(wc, sc) << ' '
+               << g_.cassette(cassette).cassette_number << ' ' << wc << ' ' << sc << '\n';
       }
       // A noise hit halfway to the next neutron: alone in its time group, so never an event.
       if (noise_left != 0) {
         --noise_left;
         const auto cassette_n = static_cast<std::uint32_t>(below(g_.cassettes()));
         const Plane plane = below(2) == 0 ? Plane::kWire : Plane::kStrip;
-        const std::uint32_t n = plane == Plane::kWire ? g_.wires() : g_.strips();
+        const std::uint32_t n = plane == Plane::kWire ? kWiresPerCassette : kStripsPerCassette;
         add_readout(cassette_n, plane, static_cast<std::uint32_t>(below(n)),
                     static_cast<std::uint16_t>(s_.adc_min + below(200)),
                     pulse_ns + tof + spacing_ / 2, pulse_ns, prev_ns);
         ++noise_[static_cast<unsigned>(plane)];
       }
+      if (!held_.empty()) release_held(pulse_ns + tof, pulse_ns, prev_ns);
     }
+    // Whatever is still held goes out with the last packets of the pulse.
+    release_held(std::numeric_limits<std::uint64_t>::max(), pulse_ns, prev_ns);
     for (unsigned q = 0; q < packets_.queues(); ++q) {
       if (!packets_.empty(q)) send_queue(q, pulse_ns, prev_ns);
     }
   }
 
   void send_queue(unsigned index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
-    const std::span<const std::uint8_t> packet =
+    std::span<const std::uint8_t> packet =
         packets_.finish(index, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
+    if (s_.shuffle) {
+      // The readouts of the packet in random order (Fisher-Yates over the 20-byte blocks).
+      shuffled_.assign(packet.begin(), packet.end());
+      const std::size_t header = ess::header_size(packets_.version());
+      const std::size_t n = (shuffled_.size() - header) / kReadoutSize;
+      for (std::size_t i = n; i > 1; --i) {
+        const std::size_t j = below(i);
+        std::swap_ranges(
+            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + (i - 1) * kReadoutSize),
+            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + i * kReadoutSize),
+            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + j * kReadoutSize));
+      }
+      packet = shuffled_;
+    }
     send(packet);
     ++data_packets_;
     if (s_.fault_fraction > 0 && uniform(0, 1) < s_.fault_fraction) {
@@ -313,14 +395,14 @@ class Generator {
         for (int k = 0; k < 5; ++k) {
           const unsigned reason = static_cast<unsigned>(below(5));
           Vmm3Readout r{0, 0, kReadoutSize, t.high, t.low, 0, 500, 0, 0, 0, 0};
-          const PlaneLocation& loc = g_.location(0, Plane::kStrip);
-          r.fiber = loc.fiber;
-          r.fen = loc.fen;
-          r.vmm = loc.vmm;
-          r.channel = loc.first_channel;
+          const CassetteConfig& c0 = g_.cassette(0);
+          r.fiber = static_cast<std::uint8_t>(c0.ring * 2);
+          r.fen = c0.fen;
+          r.vmm = g_.vmm_of(0, Plane::kStrip);
+          r.channel = g_.channel_of(Plane::kStrip, 0);
           if (reason == 0) r.data_length = 19;
           if (reason == 1) r.fiber = 250;
-          if (reason == 2) r.vmm = 15;  // demo geometries use only low VMM numbers
+          if (reason == 2) r.vmm = 23;  // hybrid 11: beyond every instrument's hybrids
           if (reason == 3) r.channel = 200;
           if (reason == 4) r.time_low = ess::kTicksPerSecond;
           write_readout(packets_.append(index, kReadoutSize), r);
@@ -353,6 +435,10 @@ class Generator {
   std::ofstream truth_;
   std::chrono::steady_clock::time_point start_;
   std::uint64_t spacing_ = 0;
+  std::uint64_t window_ = 0;
+  std::vector<Held> held_;
+  std::vector<std::uint8_t> shuffled_;
+  std::uint64_t delayed_ = 0;
   std::uint64_t sent_packets_ = 0, data_packets_ = 0, readouts_ = 0, neutrons_ = 0;
   std::uint64_t noise_[2] = {0, 0};
   std::map<std::string, std::uint64_t> fault_counts_;
@@ -370,7 +456,22 @@ int main(int argc, char** argv) {
   app.add_option("--port", s.port, "Destination UDP port")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();
-  app.add_option("--geometry", s.geometry, "Geometry JSON (default: the shipped demo)");
+  app.add_option("--geometry", s.geometry,
+                 "The facility's instrument config JSON (default: the shipped configs/freia.json)");
+  app.add_option("--detector", s.instrument,
+                 "auto (from InstrumentGeometry), freia, estia, amor or tblmb: the ESS type byte")
+      ->check(CLI::IsMember({"auto", "freia", "estia", "amor", "tblmb"}))
+      ->capture_default_str();
+  app.add_flag("--shuffle", s.shuffle, "Send the readouts of each packet in random order");
+  app.add_option("--delay-fraction", s.delay_fraction,
+                 "Hold back this fraction of readouts into later packets (0..1)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-delay-ns", s.max_delay_ns,
+                 "A held-back readout is sent up to this much generator time later")
+      ->capture_default_str();
+  app.add_flag("--random-time", s.random_time,
+               "Each neutron at a random time in its pulse, in no order (overlaps possible: the "
+               "ground truth is then not exact)");
   app.add_option("--neutrons-per-pulse", s.neutrons_per_pulse, "Neutrons per 14 Hz pulse")
       ->capture_default_str();
   app.add_option("--pulses", s.pulses, "Stop after this many pulses (0: no limit)");
@@ -387,7 +488,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"uniform", "spot", "ring"}))
       ->capture_default_str();
   app.add_option("--spot-x", s.spot_x, "Spot/ring centre, strips")->capture_default_str();
-  app.add_option("--spot-y", s.spot_y, "Spot/ring centre, detector-wide wire rows")
+  app.add_option("--spot-y", s.spot_y, "Spot/ring centre, cassette index * 32 + wire")
       ->capture_default_str();
   app.add_option("--spot-radius", s.spot_radius, "Spot sigma or ring radius")
       ->capture_default_str();
@@ -399,7 +500,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--min-spacing-ns", s.min_spacing_ns, "Refuse neutron spacings below this")
       ->capture_default_str();
-  app.add_option("--queues", s.queues, "ESS output queues (cassette % queues)")
+  app.add_option("--queues", s.queues, "ESS output queues (a cassette's ring % queues)")
       ->check(CLI::Range(1, 12))
       ->capture_default_str();
   app.add_option("--header-version", s.header_version, "ESS header version")
@@ -427,7 +528,10 @@ int main(int argc, char** argv) {
     }
     const std::string path =
         s.geometry.empty() ? efu::multiblade::default_geometry_path() : s.geometry;
-    const auto geometry = efu::multiblade::Geometry::from_file(path);
+    efu::multiblade::MultibladeConfig config;
+    config.geometry_path = path;
+    config.instrument = s.instrument;
+    const auto geometry = efu::multiblade::load_geometry(config);
     efu::multiblade::Generator generator(s, geometry);
     generator.run();
     generator.write_summary();

@@ -1,150 +1,187 @@
 #include "geometry.h"
 
-#include <fstream>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <cctype>
 
 #include "efu/errors.h"
+#include "efu/json_config.h"
 
 namespace efu::multiblade {
 namespace {
 
-using Json = nlohmann::json;
+constexpr const char* kWhat = "multiblade instrument config";
+// The facility's default when a file does not set MaxPulseTimeNS: five pulse periods.
+constexpr std::int64_t kDefaultMaxPulseTimeNs = 5 * 71'428'571LL;
 
-class Reader {
- public:
-  explicit Reader(const std::string& origin) : origin_(origin) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw ConfigError("multiblade geometry '" + origin_ + "': " + key + ": " + what);
-  }
-
-  const Json& member(const Json& object, const std::string& path, const char* key) const {
-    if (!object.is_object()) fail(path, "is not an object; expected an object");
-    auto it = object.find(key);
-    if (it == object.end()) fail(join(path, key), "is missing");
-    return *it;
-  }
-
-  std::uint32_t integer(const Json& object, const std::string& path, const char* key,
-                        std::uint32_t min, std::uint32_t max) const {
-    const Json& value = member(object, path, key);
-    const std::string full = join(path, key);
-    if (!value.is_number_integer()) {
-      fail(full,
-           std::string("'") + value.dump() + "' is not an integer; expected " + range(min, max));
-    }
-    const auto v = value.get<std::int64_t>();
-    if (v < min || v > max)
-      fail(full,
-           std::string("'") + value.dump() + "' is out of range; expected " + range(min, max));
-    return static_cast<std::uint32_t>(v);
-  }
-
-  static std::string join(const std::string& path, const char* key) {
-    return path.empty() ? std::string(key) : path + "." + key;
-  }
-
- private:
-  static std::string range(std::uint32_t min, std::uint32_t max) {
-    return std::to_string(min) + ".." + std::to_string(max);
-  }
-  std::string origin_;
-};
+std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s;
+}
 
 }  // namespace
 
-Geometry Geometry::from_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw ConfigError("--geometry: '" + path + "' cannot be read; expected a readable JSON file");
+const char* instrument_name(Instrument i) noexcept {
+  switch (i) {
+    case Instrument::kEstia:
+      return "Estia";
+    case Instrument::kAmor:
+      return "AMOR";
+    case Instrument::kTblMb:
+      return "TBL-MB";
+    case Instrument::kFreia:
+      break;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return from_json(text.str(), path);
+  return "Freia";
+}
+
+Geometry Geometry::from_file(const std::string& path) {
+  return load(JsonDocument::from_file(path, kWhat));
 }
 
 Geometry Geometry::from_json(std::string_view text, const std::string& origin) {
-  const Reader reader(origin);
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    reader.fail("(document)",
-                std::string("is not valid JSON (") + e.what() + "); expected a JSON object");
-  }
-  if (!root.is_object()) reader.fail("(document)", "is not an object; expected a JSON object");
+  return load(JsonDocument::from_text(text, kWhat, origin));
+}
 
+int Geometry::find_hybrid(std::string_view id) const noexcept {
+  for (std::size_t i = 0; i < cassettes_.size(); ++i) {
+    if (cassettes_[i].hybrid_id == id) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void Geometry::select_instrument(Instrument instrument) {
+  const bool ok = instrument == Instrument::kFreia
+                      ? rules_ == Instrument::kFreia || rules_ == Instrument::kAmor
+                  : instrument == Instrument::kTblMb ? rules_ == Instrument::kAmor
+                                                     : rules_ == instrument;
+  if (!ok) {
+    throw ConfigError(origin_ + ": /InstrumentGeometry: \"" + instrument_name(rules_) +
+                      "\" cannot run as instrument " + instrument_name(instrument) + "; expected " +
+                      (instrument == Instrument::kFreia   ? "Freia or AMOR"
+                       : instrument == Instrument::kTblMb ? "AMOR"
+                                                          : instrument_name(instrument)));
+  }
+  instrument_ = instrument;
+}
+
+Geometry Geometry::load(const JsonDocument& doc) {
   Geometry g;
-  if (auto it = root.find("name"); it != root.end()) {
-    if (!it->is_string()) reader.fail("name", "is not a string; expected a string");
-    g.name_ = it->get<std::string>();
-  }
-  g.wires_ = reader.integer(root, "", "wires_per_cassette", 1, kChannelsPerVmm);
-  g.strips_ = reader.integer(root, "", "strips_per_cassette", 1, kChannelsPerVmm);
-  const Json& cassettes = reader.member(root, "", "cassettes");
-  if (!cassettes.is_array() || cassettes.empty() || cassettes.size() > kMaxCassettes) {
-    reader.fail("cassettes",
-                "expected an array of 1.." + std::to_string(kMaxCassettes) + " cassettes");
-  }
-  g.locations_.resize(cassettes.size());
-  std::vector<bool> id_seen(cassettes.size(), false);
+  const JsonNode root = doc.root();
+  g.origin_ = doc.name();
+  if (!root.is_object()) root.fail("is not an object; expected the instrument config object");
 
-  // First pass: read every plane location and size the table from the highest values used.
-  for (std::size_t i = 0; i < cassettes.size(); ++i) {
-    const std::string path = "cassettes[" + std::to_string(i) + "]";
-    const Json& c = cassettes[i];
-    const std::uint32_t id =
-        reader.integer(c, path, "id", 0, static_cast<std::uint32_t>(cassettes.size() - 1));
-    if (id_seen[id])
-      reader.fail(path + ".id",
-                  "'" + std::to_string(id) + "' is used twice; expected unique ids 0..n-1");
-    id_seen[id] = true;
-    const char* plane_keys[2] = {"wires", "strips"};
-    const std::uint32_t counts[2] = {g.wires_, g.strips_};
-    for (unsigned p = 0; p < 2; ++p) {
-      const Json& plane = reader.member(c, path, plane_keys[p]);
-      const std::string ppath = path + "." + plane_keys[p];
-      PlaneLocation loc{};
-      loc.fiber =
-          static_cast<std::uint8_t>(reader.integer(plane, ppath, "fiber", 0, kMaxFibers - 1));
-      loc.fen = static_cast<std::uint8_t>(reader.integer(plane, ppath, "fen", 0, kMaxFens - 1));
-      loc.vmm = static_cast<std::uint8_t>(reader.integer(plane, ppath, "vmm", 0, kMaxVmms - 1));
-      loc.first_channel = static_cast<std::uint8_t>(
-          reader.integer(plane, ppath, "first_channel", 0, kChannelsPerVmm - counts[p]));
-      g.locations_[id][p] = loc;
-      g.fibers_ = std::max<std::uint32_t>(g.fibers_, loc.fiber + 1U);
-      g.fens_ = std::max<std::uint32_t>(g.fens_, loc.fen + 1U);
-      g.vmms_ = std::max<std::uint32_t>(g.vmms_, loc.vmm + 1U);
-    }
+  const JsonNode detector = root.at("Detector");
+  if (detector.as_string() != "Freia") {
+    detector.fail("\"" + detector.as_string() +
+                  "\" is not a Multi-Blade detector; expected \"Freia\" (the facility's name for "
+                  "the Freia, Estia, AMOR and TBL-MB family)");
+  }
+  const JsonNode geometry = root.at("InstrumentGeometry");
+  const std::string name = upper(geometry.as_string());
+  if (name == "FREIA") {
+    g.rules_ = Instrument::kFreia;
+  } else if (name == "ESTIA") {
+    g.rules_ = Instrument::kEstia;
+  } else if (name == "AMOR") {
+    g.rules_ = Instrument::kAmor;
+  } else {
+    geometry.fail("\"" + geometry.as_string() + "\" is unknown; expected Freia, Estia or AMOR");
+  }
+  g.instrument_ = g.rules_;
+  const JsonNode version = root.at("Version");
+  if (version.as_int(0, 1'000'000) != 1) version.fail("is not 1; expected version 1");
+
+  g.wire_ch_offset_ = static_cast<std::uint32_t>(
+      root.get_int_or("WireChOffset", 16, 0, kChannelsPerVmm - kWiresPerCassette));
+  g.max_pulse_time_ns_ = static_cast<std::uint64_t>(
+      root.get_int_or("MaxPulseTimeNS", kDefaultMaxPulseTimeNs, 1, 0xFFFF'FFFFLL));
+  g.max_gap_wire_ =
+      static_cast<std::uint16_t>(root.get_int_or("MaxGapWire", 0, 0, kWiresPerCassette));
+  g.max_gap_strip_ =
+      static_cast<std::uint16_t>(root.get_int_or("MaxGapStrip", 0, 0, kStripsPerCassette));
+  g.clustering_gap_ns_ =
+      static_cast<std::uint64_t>(root.get_int_or("MaxClusteringTimeGap", 0, 1, 1'000'000'000));
+  g.matching_gap_ns_ =
+      static_cast<std::uint64_t>(root.get_int_or("MaxMatchingTimeGap", 0, 1, 1'000'000'000));
+
+  std::uint32_t max_cassette = 0;
+  switch (g.rules_) {
+    case Instrument::kEstia:
+      // 48 cassettes side by side along x (their wires), two such rows along y (strips).
+      g.logical_ = ess::LogicalGeometry{48 * kWiresPerCassette, 2 * kStripsPerCassette};
+      g.wire_vmm_parity_ = 1;
+      g.wires_reversed_ = false;
+      max_cassette = 95;
+      break;
+    case Instrument::kAmor:
+    case Instrument::kTblMb:
+      g.logical_ = ess::LogicalGeometry{kStripsPerCassette, 14 * kWiresPerCassette};
+      g.wire_vmm_parity_ = 1;
+      g.wires_reversed_ = true;
+      max_cassette = 13;
+      break;
+    case Instrument::kFreia:
+      g.logical_ = ess::LogicalGeometry{kStripsPerCassette, 32 * kWiresPerCassette};
+      g.wire_vmm_parity_ = 0;
+      g.wires_reversed_ = true;
+      max_cassette = 31;
+      break;
   }
 
-  g.fen_used_.assign(g.fibers_ * g.fens_, 0);
-  g.vmm_used_.assign(g.fibers_ * g.fens_ * g.vmms_, 0);
-  g.table_.assign(g.fibers_ * g.fens_ * g.vmms_ * kChannelsPerVmm,
-                  ChannelMapping{kNoCassette, Plane::kWire, 0});
-  for (std::uint32_t id = 0; id < g.cassettes(); ++id) {
-    for (unsigned p = 0; p < 2; ++p) {
-      const PlaneLocation& loc = g.locations_[id][p];
-      const std::uint32_t fen_index = loc.fiber * g.fens_ + loc.fen;
-      const std::uint32_t vmm_index = fen_index * g.vmms_ + loc.vmm;
-      g.fen_used_[fen_index] = 1;
-      g.vmm_used_[vmm_index] = 1;
-      const std::uint32_t count = p == 0 ? g.wires_ : g.strips_;
-      for (std::uint32_t k = 0; k < count; ++k) {
-        ChannelMapping& m = g.table_[vmm_index * kChannelsPerVmm + loc.first_channel + k];
-        if (m.cassette != kNoCassette) {
-          reader.fail("cassettes (id " + std::to_string(id) + ")." + (p == 0 ? "wires" : "strips"),
-                      "channel " + std::to_string(loc.first_channel + k) + " of fiber " +
-                          std::to_string(loc.fiber) + " fen " + std::to_string(loc.fen) + " vmm " +
-                          std::to_string(loc.vmm) + " is already mapped to cassette " +
-                          std::to_string(m.cassette) + "; expected each channel mapped once");
-        }
-        m = ChannelMapping{static_cast<std::uint8_t>(id), static_cast<Plane>(p),
-                           static_cast<std::uint16_t>(k)};
-      }
+  g.ring_used_.assign(kMaxRing + 1, 0);
+  g.fen_used_.assign((kMaxRing + 1) * (kMaxFen + 1), 0);
+  g.hybrid_table_.assign((kMaxRing + 1) * (kMaxFen + 1) * (kMaxHybrid + 1), -1);
+  std::vector<std::uint8_t> cassette_seen(max_cassette + 1, 0);
+
+  const auto entries = root.at("Config").elements(1, max_cassette + 1);
+  for (const JsonNode& e : entries) {
+    if (!e.is_object()) e.fail("is not an object; expected a cassette entry");
+    e.check_keys({"CassetteNumber", "Ring", "FEN", "Hybrid", "HybridId", "Thresholds"});
+    CassetteConfig c{};
+    c.cassette_number = static_cast<std::uint32_t>(e.get_int("CassetteNumber", 0, max_cassette));
+    c.ring = static_cast<std::uint8_t>(e.get_int("Ring", 0, kMaxRing));
+    c.fen = static_cast<std::uint8_t>(e.get_int("FEN", 0, kMaxFen));
+    c.hybrid = static_cast<std::uint8_t>(e.get_int("Hybrid", 0, kMaxHybrid));
+    const JsonNode id = e.at("HybridId");
+    c.hybrid_id = id.as_string();
+    if (c.hybrid_id.size() != kHybridIdLength) {
+      id.fail("\"" + c.hybrid_id + "\" has " + std::to_string(c.hybrid_id.size()) +
+              " characters; expected " + std::to_string(kHybridIdLength));
     }
+    const JsonNode thresholds = e.at("Thresholds");
+    const auto per_vmm = thresholds.elements(2, 2);
+    for (unsigned v = 0; v < 2; ++v) {
+      const auto one = per_vmm[v].elements(1, 1);
+      c.thresholds[v] = static_cast<std::uint16_t>(one[0].as_int(0, 1023));
+    }
+    if (cassette_seen[c.cassette_number] != 0) {
+      e.at("CassetteNumber")
+          .fail("cassette " + std::to_string(c.cassette_number) +
+                " is used twice; expected each cassette once");
+    }
+    cassette_seen[c.cassette_number] = 1;
+    if (g.find_hybrid(c.hybrid_id) >= 0) {
+      id.fail("\"" + c.hybrid_id + "\" is used twice; expected each hybrid once");
+    }
+    const std::uint32_t fen_index = c.ring * (kMaxFen + 1) + c.fen;
+    std::int16_t& slot = g.hybrid_table_[fen_index * (kMaxHybrid + 1) + c.hybrid];
+    if (slot >= 0) {
+      e.at("Hybrid").fail("ring " + std::to_string(c.ring) + ", FEN " + std::to_string(c.fen) +
+                          ", hybrid " + std::to_string(c.hybrid) +
+                          " is used twice; expected each hybrid once");
+    }
+    if (g.rules_ == Instrument::kEstia) {
+      c.wire_offset = static_cast<std::uint16_t>((c.cassette_number % 48) * kWiresPerCassette);
+      c.strip_offset = static_cast<std::uint16_t>((c.cassette_number / 48) * kStripsPerCassette);
+    } else {
+      c.wire_offset = static_cast<std::uint16_t>(c.cassette_number * kWiresPerCassette);
+      c.strip_offset = 0;
+    }
+    slot = static_cast<std::int16_t>(g.cassettes_.size());
+    g.ring_used_[c.ring] = 1;
+    g.fen_used_[fen_index] = 1;
+    g.cassettes_.push_back(std::move(c));
   }
   return g;
 }

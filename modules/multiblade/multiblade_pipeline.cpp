@@ -1,5 +1,6 @@
 #include "multiblade_pipeline.h"
 
+#include <array>
 #include <filesystem>
 
 #include "efu/errors.h"
@@ -8,24 +9,35 @@ namespace efu::multiblade {
 
 const OptionSpec kOptions[] = {
     {"geometry", OptionType::kString, "",
-     "Geometry JSON file (docs/multiblade.md); empty: the shipped multiblade_demo.json"},
-    {"adc-threshold", OptionType::kInt, "50", "Readouts with ADC below this are dropped (0..1023)"},
+     "The facility's instrument config JSON (Freia, Estia, AMOR, TBL-MB; docs/multiblade.md); "
+     "empty: the shipped configs/freia.json"},
+    {"calibration", OptionType::kString, "off",
+     "The facility's VMM3a calibration JSON, applied per channel; off: no calibration"},
+    {"detector", OptionType::kString, "auto",
+     "auto (from InstrumentGeometry), freia, estia, amor or tblmb: the ESS type byte "
+     "(0x48, 0x4C, 0x48, 0x49); tblmb runs an AMOR-geometry file"},
     {"max-tof-ns", OptionType::kInt, "200000000",
      "Readouts with a larger time of flight are dropped (1..2147483647 ns)"},
     {"max-time-gap-ns", OptionType::kInt, "500",
-     "A hit more than this after the latest hit of a cassette closes its cluster group (ns)"},
-    {"max-coordinate-gap", OptionType::kInt, "1",
-     "Largest channel distance between neighbours in a cluster (1: adjacent only)"},
+     "Hits closer in time join one time group (ns); default: the file's MaxClusteringTimeGap, "
+     "else 500"},
     {"max-match-time-ns", OptionType::kInt, "500",
-     "Largest time difference between a matched wire and strip cluster (ns)"},
-    {"max-wire-span", OptionType::kInt, "8",
-     "Events whose wire cluster spans more wires are rejected"},
-    {"max-strip-span", OptionType::kInt, "16",
-     "Events whose strip cluster spans more strips are rejected"},
+     "Largest time difference between a matched wire and strip cluster (ns); default: the "
+     "file's MaxMatchingTimeGap, else 500"},
+    {"max-wire-span", OptionType::kInt, "32",
+     "Events whose wire cluster spans more wires are rejected (1..32; 32: no limit)"},
+    {"max-strip-span", OptionType::kInt, "64",
+     "Events whose strip cluster spans more strips are rejected (1..64; 64: no limit)"},
     {"position-algorithm", OptionType::kString, "center-of-mass",
      "Event position: center-of-mass (ADC-weighted, rounded) or max-adc"},
+    {"reorder-window-ns", OptionType::kInt, "1000000",
+     "Readouts may arrive this much later (in detector time) than the latest one seen on their "
+     "output queue and "
+     "still join their events; later ones are counted as hits.late and still used (ns)"},
+    {"reorder-buffer-hits", OptionType::kInt, "8192",
+     "Pending hits held per cassette while the reorder window is open (64..1048576)"},
     {"cluster-timeout-ms", OptionType::kInt, "200",
-     "Close a cassette's open cluster group after this much wall time without hits"},
+     "Close a cassette's pending hits after this much wall time without hits"},
 };
 const std::size_t kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
 
@@ -39,33 +51,63 @@ MultibladeConfig config_from_options(const OptionValues& o) {
   MultibladeConfig c;
   c.geometry_path = o.get_string("geometry");
   if (c.geometry_path.empty()) c.geometry_path = default_geometry_path();
-  c.readout.adc_threshold = static_cast<std::uint16_t>(o.get_int("adc-threshold", 0, 1023));
+  c.calibration_path = o.get_string("calibration");
+  if (c.calibration_path == "off") c.calibration_path.clear();
+  const std::size_t instrument =
+      o.get_choice("detector", {"auto", "freia", "estia", "amor", "tblmb"});
+  c.instrument = std::string(
+      std::array<const char*, 5>{"auto", "freia", "estia", "amor", "tblmb"}[instrument]);
   c.readout.max_tof_ns = static_cast<std::uint64_t>(o.get_int("max-tof-ns", 1, 0x7FFF'FFFF));
   c.cluster.max_time_gap_ns =
       static_cast<std::uint64_t>(o.get_int("max-time-gap-ns", 0, 1'000'000'000));
-  c.cluster.max_coordinate_gap =
-      static_cast<std::uint16_t>(o.get_int("max-coordinate-gap", 1, kChannelsPerVmm));
+  c.max_time_gap_set = o.is_set("max-time-gap-ns");
   c.cluster.max_match_time_ns =
       static_cast<std::uint64_t>(o.get_int("max-match-time-ns", 0, 1'000'000'000));
+  c.max_match_time_set = o.is_set("max-match-time-ns");
   c.cluster.max_wire_span =
-      static_cast<std::uint16_t>(o.get_int("max-wire-span", 1, kChannelsPerVmm));
+      static_cast<std::uint16_t>(o.get_int("max-wire-span", 1, kWiresPerCassette));
   c.cluster.max_strip_span =
-      static_cast<std::uint16_t>(o.get_int("max-strip-span", 1, kChannelsPerVmm));
+      static_cast<std::uint16_t>(o.get_int("max-strip-span", 1, kStripsPerCassette));
   c.cluster.algorithm = o.get_choice("position-algorithm", {"center-of-mass", "max-adc"}) == 0
                             ? PositionAlgorithm::kCenterOfMass
                             : PositionAlgorithm::kMaxAdc;
+  c.cluster.reorder_window_ns =
+      static_cast<std::uint64_t>(o.get_int("reorder-window-ns", 0, 10'000'000'000LL));
+  c.cluster.buffer_hits = static_cast<std::uint32_t>(o.get_int("reorder-buffer-hits", 64, 1 << 20));
   c.cluster_timeout_ns =
       static_cast<std::uint64_t>(o.get_int("cluster-timeout-ms", 1, 3'600'000)) * 1'000'000;
   return c;
 }
 
+Geometry load_geometry(MultibladeConfig& config) {
+  Geometry g = Geometry::from_file(config.geometry_path);
+  if (config.instrument == "freia") g.select_instrument(Instrument::kFreia);
+  if (config.instrument == "estia") g.select_instrument(Instrument::kEstia);
+  if (config.instrument == "amor") g.select_instrument(Instrument::kAmor);
+  if (config.instrument == "tblmb") g.select_instrument(Instrument::kTblMb);
+  config.cluster.max_gap_wire = g.max_gap_wire();
+  config.cluster.max_gap_strip = g.max_gap_strip();
+  if (!config.max_time_gap_set && g.max_clustering_time_gap_ns() != 0) {
+    config.cluster.max_time_gap_ns = g.max_clustering_time_gap_ns();
+  }
+  if (!config.max_match_time_set && g.max_matching_time_gap_ns() != 0) {
+    config.cluster.max_match_time_ns = g.max_matching_time_gap_ns();
+  }
+  return g;
+}
+
 MultibladePipeline::MultibladePipeline(const MultibladeConfig& config, CounterRegistry& counters,
                                        EventSink& events)
-    : geometry_(Geometry::from_file(config.geometry_path)),
-      cluster_timeout_ns_(config.cluster_timeout_ns),
-      header_parser_(counters, kDetectorType),
-      readout_parser_(counters, geometry_, config.readout),
-      clusterer_(counters, geometry_, config.cluster, events),
+    : config_(config),
+      geometry_(load_geometry(config_)),
+      calibration_(config_.calibration_path.empty()
+                       ? Calibration{}
+                       : Calibration::from_file(config_.calibration_path, geometry_)),
+      cluster_timeout_ns_(config_.cluster_timeout_ns),
+      header_parser_(counters, ess::HeaderSettings{detector_type(geometry_.instrument()),
+                                                   geometry_.max_pulse_time_ns()}),
+      readout_parser_(counters, geometry_, calibration_, config_.readout),
+      clusterer_(counters, geometry_, config_.cluster, events),
       active_(geometry_.cassettes(), 0),
       last_active_ns_(geometry_.cassettes(), 0) {}
 
@@ -75,11 +117,13 @@ void MultibladePipeline::process(PacketBatch batch) {
     if (header_parser_.parse(packet.data, packet.size, header) != ess::HeaderStatus::kData) {
       continue;
     }
+    clusterer_.begin_packet(header.output_queue);
     readout_parser_.parse(packet.data + header.header_size, packet.size - header.header_size,
                           header, [this](std::uint32_t cassette, const Hit& hit) {
                             clusterer_.add(cassette, hit);
                             active_[cassette] = 1;
                           });
+    clusterer_.end_packet();
   }
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration.h"
 #include "clusterer.h"
 #include "efu/ess/readout_header.h"
 #include "efu/options.h"
@@ -16,6 +17,10 @@ namespace efu::multiblade {
 
 struct MultibladeConfig {
   std::string geometry_path;
+  std::string calibration_path;  // empty: calibration off
+  std::string instrument = "auto";
+  bool max_time_gap_set = false;  // given explicitly: wins over the file's MaxClusteringTimeGap
+  bool max_match_time_set = false;
   ReadoutSettings readout;
   ClusterSettings cluster;
   std::uint64_t cluster_timeout_ns = 200'000'000;
@@ -28,8 +33,13 @@ extern const std::size_t kOptionCount;
 /// Reads and range-checks the plugin options; throws ConfigError naming the bad option.
 MultibladeConfig config_from_options(const OptionValues& options);
 
-/// The demo geometry shipped with the plugin: the source tree copy, else the installed one.
+/// The Freia instrument config shipped with the plugin: the source tree copy, else the installed
+/// one.
 std::string default_geometry_path();
+
+/// The geometry of `config`, for the instrument it names, with the file's clustering parameters
+/// folded into config.cluster (an explicitly given option wins over the file).
+Geometry load_geometry(MultibladeConfig& config);
 
 class MultibladePipeline final : public Pipeline {
  public:
@@ -43,7 +53,9 @@ class MultibladePipeline final : public Pipeline {
   void flush() override;
 
  private:
+  MultibladeConfig config_;
   Geometry geometry_;
+  Calibration calibration_;
   std::uint64_t cluster_timeout_ns_;
   ess::HeaderParser header_parser_;
   ReadoutParser readout_parser_;

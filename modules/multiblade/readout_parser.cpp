@@ -3,8 +3,10 @@
 namespace efu::multiblade {
 
 ReadoutParser::ReadoutParser(CounterRegistry& counters, const Geometry& geometry,
-                             const ReadoutSettings& settings)
+                             const Calibration& calibration, const ReadoutSettings& settings)
     : geometry_(geometry),
+      calibration_(calibration),
+      calibrated_(calibration.enabled()),
       settings_(settings),
       blocks_(counters, kReadoutSize),
       accepted_(counters.counter("readouts.accepted")),

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 
+#include "calibration.h"
 #include "efu/counter_group.h"
 #include "efu/counters.h"
 #include "efu/ess/byte_reader.h"
@@ -18,7 +19,6 @@
 namespace efu::multiblade {
 
 struct ReadoutSettings {
-  std::uint16_t adc_threshold = 0;  // readouts with ADC below are dropped
   std::uint64_t max_tof_ns = 0;
 };
 
@@ -43,7 +43,7 @@ inline constexpr std::array<const char*, static_cast<std::size_t>(ReadoutError::
 
 class ReadoutParser {
  public:
-  ReadoutParser(CounterRegistry& counters, const Geometry& geometry,
+  ReadoutParser(CounterRegistry& counters, const Geometry& geometry, const Calibration& calibration,
                 const ReadoutSettings& settings);
 
   /// Parses the bytes after the header. `on_hit(cassette, hit)` is called per valid readout.
@@ -76,13 +76,18 @@ class ReadoutParser {
         errors_[ReadoutError::kTimeFraction].add();
         return;
       }
-      const auto adc = static_cast<std::uint16_t>(ess::load_u16(r + 14) & kAdcMask);
-      if (adc < settings_.adc_threshold) {
+      // Calibrated per channel first, then compared with the threshold of this VMM.
+      auto adc = static_cast<std::uint16_t>(ess::load_u16(r + 14) & kAdcMask);
+      if (calibrated_) adc = calibration_.adc(mapping.vmm_index, r[19], adc);
+      if (adc < mapping.threshold) {
         errors_[ReadoutError::kAdcBelowThreshold].add();
         return;
       }
-      // BC and TDC fine time are not applied: time is the coarse time_high/time_low.
-      const std::uint64_t time_ns = ess::to_ns(ess::load_u32(r + 4), time_low);
+      // BC is not applied; TDC fine time only through a calibration file (calibration.h).
+      std::uint64_t time_ns = ess::to_ns(ess::load_u32(r + 4), time_low);
+      if (calibrated_) {
+        time_ns += static_cast<std::uint64_t>(calibration_.tdc_ns(mapping.vmm_index, r[19], r[17]));
+      }
       const ess::Tof tof = ess::time_of_flight(time_ns, header.pulse_time_ns,
                                                header.prev_pulse_time_ns, settings_.max_tof_ns);
       if (tof.status != ess::TofStatus::kOk) {
@@ -98,6 +103,8 @@ class ReadoutParser {
 
  private:
   const Geometry& geometry_;
+  const Calibration& calibration_;
+  bool calibrated_;
   ReadoutSettings settings_;
   ess::ReadoutBlockWalker blocks_;
   Counter& accepted_;

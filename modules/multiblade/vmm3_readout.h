@@ -10,7 +10,6 @@ namespace efu::multiblade {
 inline constexpr std::uint32_t kReadoutSize = 20;
 inline constexpr std::uint16_t kAdcMask = 0x03FF;
 inline constexpr std::uint16_t kOverThresholdBit = 0x8000;
-inline constexpr std::uint8_t kDetectorType = 0x48;  // the ESS type byte of Freia (Multi-Blade)
 
 struct Vmm3Readout {
   std::uint8_t fiber;

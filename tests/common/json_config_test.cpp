@@ -112,6 +112,14 @@ TEST(JsonConfig, SyntaxErrorsGiveLineAndColumn) {
             "test config 't.json': not valid JSON at line 3, column 7; expected a JSON document");
 }
 
+TEST(JsonConfig, ANumberBeyondEveryTypeIsAConfigError) {
+  // Found by the multiblade config fuzzer: valid syntax, but nlohmann refuses the number with
+  // out_of_range (not parse_error); it must still be a ConfigError, not an uncaught exception.
+  const std::string error = test::config_error_of([] { doc(R"({"a": 50E5533333222222})"); });
+  EXPECT_EQ(error.rfind("test config 't.json': not usable JSON (", 0), 0U) << error;
+  EXPECT_NE(error.find("expected numbers within 64-bit range"), std::string::npos) << error;
+}
+
 TEST(JsonConfig, FilesAreReadAndAMissingFileIsNamed) {
   const std::string path = ::testing::TempDir() + "json_config_test.json";
   {

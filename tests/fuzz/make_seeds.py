@@ -45,7 +45,8 @@ def main():
           struct.pack("<BBHIIBBHHHHH", 0, 0, 24, 1_700_000_000, 7, 0, 1, 0, 100, 200, 300, 400))
     write("ess_header", "bad_cookie", ess_header(1, 0x48, 0).replace(b"ESS", b"ESX"))
 
-    # multiblade packets: the demo geometry's cassettes are on fibers 0..1, FENs 0..1.
+    # multiblade packets: cassette 0 of the shipped configs/freia.json is ring 0 (fibers 0, 1),
+    # FEN 0, hybrid 0 (VMM 0 wires on channels 16..47, VMM 1 strips).
     hits = b"".join(vmm3(f, 0, v, c, 200, (1_700_000_000, 1000 + 10 * c))
                     for f in (0, 1) for v in (0, 1) for c in (16, 17, 18))
     p0 = ess_header(1, 0x48, len(hits), seq=0) + hits

@@ -1,6 +1,9 @@
 #include "clusterer.h"
 
+#include <algorithm>
+#include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -9,103 +12,243 @@
 namespace efu::multiblade {
 namespace {
 
+using test::entry;
 using test::Event;
+using test::instrument_config;
 using test::RecordingSink;
 
 constexpr std::uint64_t kPulse = 1'000'000'000'000ULL;
 
-const char* const kGeometry = R"({
-  "wires_per_cassette": 16, "strips_per_cassette": 32,
-  "cassettes": [
-    {"id": 0, "wires": {"fiber": 0, "fen": 0, "vmm": 0, "first_channel": 0},
-              "strips": {"fiber": 0, "fen": 0, "vmm": 1, "first_channel": 0}},
-    {"id": 1, "wires": {"fiber": 0, "fen": 1, "vmm": 0, "first_channel": 0},
-              "strips": {"fiber": 0, "fen": 1, "vmm": 1, "first_channel": 0}}
-  ]})";
+// Freia layout, cassettes 0 and 1: wire coordinates are y (cassette 1: 32..63), strips x 0..63,
+// pixel = 1 + x + 64 y.
+const std::string kConfig = instrument_config("Freia", entry(0, 0, 0, 0) + "," + entry(1, 0, 0, 1));
 
-Hit wire(std::uint16_t coordinate, std::uint16_t adc, std::uint64_t tof) {
-  return Hit{kPulse + tof, kPulse, coordinate, adc, Plane::kWire};
+Hit wire(std::uint16_t y, std::uint16_t adc, std::uint64_t tof) {
+  return Hit{kPulse + tof, kPulse, y, adc, Plane::kWire};
 }
-Hit strip(std::uint16_t coordinate, std::uint16_t adc, std::uint64_t tof) {
-  return Hit{kPulse + tof, kPulse, coordinate, adc, Plane::kStrip};
+Hit strip(std::uint16_t x, std::uint16_t adc, std::uint64_t tof) {
+  return Hit{kPulse + tof, kPulse, x, adc, Plane::kStrip};
 }
+std::uint32_t pixel(std::uint32_t x, std::uint32_t y) { return 1 + x + 64 * y; }
 
 class ClustererTest : public ::testing::Test {
  protected:
   std::uint64_t count(const std::string& name) const { return counters.value(name); }
+  // One packet's hits, on queue 0.
+  static void packet(Clusterer& c, const std::vector<std::pair<std::uint32_t, Hit>>& hits) {
+    c.begin_packet(0);
+    for (const auto& [cassette, hit] : hits) c.add(cassette, hit);
+    c.end_packet();
+  }
 
-  Geometry geometry = Geometry::from_json(kGeometry, "t");
+  Geometry geometry = Geometry::from_json(kConfig, "t");
   CounterRegistry counters;
   RecordingSink sink;
-  ClusterSettings settings;  // defaults: gap 500 ns, adjacent channels, match 500 ns
+  ClusterSettings settings;  // defaults: gap 500 ns, match 500 ns, window 1 ms, no missing channel
   Clusterer clusterer{counters, geometry, settings, sink};
 };
 
 TEST_F(ClustererTest, FormsOneEventAtTheChargeWeightedCentre) {
-  clusterer.add(1, wire(4, 100, 1000));
-  clusterer.add(1, wire(5, 300, 1010));
-  clusterer.add(1, wire(6, 100, 1020));
-  clusterer.add(1, strip(10, 200, 1005));
-  clusterer.add(1, strip(11, 100, 1030));  // centroid 10.33 → 10
-  EXPECT_TRUE(sink.events.empty()) << "the group is still open";
+  packet(clusterer, {{1, wire(36, 100, 1000)},
+                     {1, wire(37, 300, 1010)},
+                     {1, wire(38, 100, 1020)},
+                     {1, strip(10, 200, 1005)},
+                     {1, strip(11, 100, 1030)}});  // strip centroid 10.33 -> 10
+  EXPECT_TRUE(sink.events.empty()) << "the reorder window is still open";
   clusterer.close_all();
   ASSERT_EQ(sink.events.size(), 1U);
-  EXPECT_EQ(sink.events[0], (Event{kPulse, 1000, geometry.pixel(1, 10, 5)}));
+  EXPECT_EQ(sink.events[0], (Event{kPulse, 1000, pixel(10, 37)}));
   EXPECT_EQ(count("events.formed"), 1U);
 }
 
 TEST_F(ClustererTest, CentroidRoundsHalfUp) {
-  clusterer.add(0, wire(2, 100, 0));
-  clusterer.add(0, wire(3, 100, 0));  // 2.5 → 3
-  clusterer.add(0, strip(7, 100, 0));
+  packet(clusterer, {{0, wire(2, 100, 0)}, {0, wire(3, 100, 0)}, {0, strip(7, 100, 0)}});
   clusterer.close_all();
   ASSERT_EQ(sink.events.size(), 1U);
-  EXPECT_EQ(sink.events[0].pixel, geometry.pixel(0, 7, 3));
+  EXPECT_EQ(sink.events[0].pixel, pixel(7, 3));  // 2.5 -> 3
 }
 
 TEST_F(ClustererTest, MaxAdcPicksTheLargestSignal) {
   ClusterSettings s;
   s.algorithm = PositionAlgorithm::kMaxAdc;
   Clusterer c{counters, geometry, s, sink};
-  c.add(0, wire(2, 100, 0));
-  c.add(0, wire(3, 90, 0));
-  c.add(0, wire(4, 95, 0));  // centroid would say 3
-  c.add(0, strip(7, 10, 0));
-  c.add(0, strip(8, 11, 0));
+  packet(c, {{0, wire(2, 100, 0)},
+             {0, wire(3, 90, 0)},
+             {0, wire(4, 95, 0)},  // the centroid would say 3
+             {0, strip(7, 10, 0)},
+             {0, strip(8, 11, 0)}});
   c.close_all();
   ASSERT_EQ(sink.events.size(), 1U);
-  EXPECT_EQ(sink.events[0].pixel, geometry.pixel(0, 8, 2));
+  EXPECT_EQ(sink.events[0].pixel, pixel(8, 2));
 }
 
-TEST_F(ClustererTest, AHitBeyondTheTimeGapClosesTheGroup) {
-  clusterer.add(0, wire(1, 100, 1000));
-  clusterer.add(0, strip(1, 100, 1000));
-  clusterer.add(0, wire(9, 100, 1500));  // exactly the gap: same group, second wire cluster
+TEST_F(ClustererTest, GroupsCloseOnceTheWindowHasPassedThem) {
+  ClusterSettings s;
+  s.reorder_window_ns = 10'000;
+  Clusterer c{counters, geometry, s, sink};
+  packet(c, {{0, wire(1, 100, 1000)}, {0, strip(1, 100, 1000)}, {0, wire(9, 100, 1500)}});
   EXPECT_TRUE(sink.events.empty());
-  clusterer.add(0, wire(9, 100, 2001));  // 501 ns after the latest hit: closes
+  // Latest 11'000: horizon 1'000, the group (latest 1'500 + gap) is not yet before it.
+  packet(c, {{1, wire(40, 100, 11'000)}});
+  EXPECT_TRUE(sink.events.empty());
+  // Latest 12'001: horizon 2'001 > 1'500 + 500: closed. The wire at 9 is in the same group (exactly
+  // the gap) but another cluster, without a strip.
+  packet(c, {{1, strip(2, 100, 11'100)}, {1, wire(50, 100, 12'001)}, {1, strip(20, 100, 12'001)}});
   ASSERT_EQ(sink.events.size(), 1U);
-  EXPECT_EQ(count("events.rejected.no_match_strip"), 1U);  // the wire cluster at 9
-  clusterer.add(0, strip(3, 100, 2100));
-  clusterer.close_all();
+  EXPECT_EQ(sink.events[0], (Event{kPulse, 1000, pixel(1, 1)}));
+  EXPECT_EQ(count("events.rejected.no_match_strip"), 1U);
+  c.close_all();
+  ASSERT_EQ(sink.events.size(), 3U);
+  EXPECT_EQ(sink.events[1], (Event{kPulse, 11'000, pixel(2, 40)}));
+  EXPECT_EQ(sink.events[2], (Event{kPulse, 12'001, pixel(20, 50)}));
+  EXPECT_EQ(count("hits.late"), 0U);
+}
+
+// Neutrons on two cassettes, some close in time (same group, two clusters), some overlapping.
+std::vector<std::pair<std::uint32_t, Hit>> neutrons() {
+  std::vector<std::pair<std::uint32_t, Hit>> hits;
+  std::mt19937_64 rng(7);
+  for (int n = 0; n < 60; ++n) {
+    const std::uint32_t cassette = n % 2;
+    const std::uint64_t t = 1000 + static_cast<std::uint64_t>(n / 2) * 700 + rng() % 300;
+    const auto y = static_cast<std::uint16_t>(cassette * 32 + 1 + rng() % 30);
+    const auto x = static_cast<std::uint16_t>(1 + rng() % 62);
+    hits.push_back({cassette, wire(y, 500, t)});
+    hits.push_back({cassette, wire(static_cast<std::uint16_t>(y + 1), 200, t + rng() % 100)});
+    hits.push_back({cassette, strip(x, 400, t + rng() % 100)});
+    hits.push_back({cassette, strip(static_cast<std::uint16_t>(x - 1), 150, t + rng() % 100)});
+  }
+  return hits;
+}
+
+std::vector<Event> events_of(const Geometry& g, const ClusterSettings& s,
+                             const std::vector<std::vector<std::pair<std::uint32_t, Hit>>>& packets,
+                             CounterRegistry& counters) {
+  RecordingSink sink;
+  Clusterer c{counters, g, s, sink};
+  for (const auto& p : packets) {
+    c.begin_packet(0);
+    for (const auto& [cassette, hit] : p) c.add(cassette, hit);
+    c.end_packet();
+  }
+  c.close_all();
+  std::sort(sink.events.begin(), sink.events.end());
+  return sink.events;
+}
+
+TEST_F(ClustererTest, EventsDoNotDependOnTheOrderInsideAPacket) {
+  auto hits = neutrons();
+  CounterRegistry ordered_counters;
+  std::sort(hits.begin(), hits.end(),
+            [](const auto& a, const auto& b) { return a.second.time_ns < b.second.time_ns; });
+  const auto ordered = events_of(geometry, settings, {hits}, ordered_counters);
+  ASSERT_GT(ordered.size(), 40U);
+  std::mt19937_64 rng(3);
+  for (int round = 0; round < 50; ++round) {
+    std::shuffle(hits.begin(), hits.end(), rng);
+    CounterRegistry c;
+    EXPECT_EQ(events_of(geometry, settings, {hits}, c), ordered) << "round " << round;
+    EXPECT_EQ(c.value("events.formed"), ordered_counters.value("events.formed"));
+  }
+}
+
+TEST_F(ClustererTest, HitsLateWithinTheWindowJoinAcrossPackets) {
+  // The time-ordered hits cut into packets of 8, then 30 % of the hits moved up to 3 packets
+  // later (up to ~2.5 us of detector time), inside a 5 us window that closes groups mid-stream.
+  ClusterSettings s;
+  s.reorder_window_ns = 5'000;
+  auto hits = neutrons();
+  std::sort(hits.begin(), hits.end(),
+            [](const auto& a, const auto& b) { return a.second.time_ns < b.second.time_ns; });
+  CounterRegistry ordered_counters;
+  std::vector<std::vector<std::pair<std::uint32_t, Hit>>> in_order;
+  for (std::size_t i = 0; i < hits.size(); i += 8) {
+    in_order.emplace_back(hits.begin() + static_cast<std::ptrdiff_t>(i),
+                          hits.begin() + static_cast<std::ptrdiff_t>(std::min(i + 8, hits.size())));
+  }
+  const auto ordered = events_of(geometry, s, in_order, ordered_counters);
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::vector<std::pair<std::uint32_t, Hit>>> delayed(in_order.size() + 3);
+    for (std::size_t p = 0; p < in_order.size(); ++p) {
+      for (const auto& h : in_order[p])
+        delayed[p + (rng() % 10 < 3 ? 1 + rng() % 3 : 0)].push_back(h);
+    }
+    for (auto& p : delayed) std::shuffle(p.begin(), p.end(), rng);
+    CounterRegistry c;
+    EXPECT_EQ(events_of(geometry, s, delayed, c), ordered) << "round " << round;
+    EXPECT_EQ(c.value("hits.late"), 0U);
+  }
+}
+
+TEST_F(ClustererTest, AHitLaterThanTheWindowIsCountedAndStillUsed) {
+  ClusterSettings s;
+  s.reorder_window_ns = 10'000;
+  Clusterer c{counters, geometry, s, sink};
+  packet(c, {{0, wire(3, 100, 1000)}, {0, strip(3, 100, 1000)}});
+  packet(c, {{0, wire(5, 100, 100'000)}, {0, strip(5, 100, 100'000)}});  // the first group closes
+  ASSERT_EQ(sink.events.size(), 1U);
+  // A neutron at 20'000 arrives now, 80 us behind: beyond the window, both hits late.
+  packet(c, {{0, strip(9, 100, 20'010)}, {0, wire(8, 100, 20'000)}});
+  EXPECT_EQ(count("hits.late"), 2U);
   ASSERT_EQ(sink.events.size(), 2U);
-  EXPECT_EQ(sink.events[1], (Event{kPulse, 2001, geometry.pixel(0, 3, 9)}));
+  EXPECT_EQ(sink.events[1], (Event{kPulse, 20'000, pixel(9, 8)}));
+  // A late strip whose wire went out in a closed group: counted, used, unmatched, not lost.
+  packet(c, {{0, strip(4, 100, 1100)}});
+  EXPECT_EQ(count("hits.late"), 3U);
+  EXPECT_EQ(count("events.rejected.no_match_wire"), 1U);
+  c.close_all();
+  EXPECT_EQ(sink.events.size(), 3U);
+  EXPECT_EQ(count("hits.reorder_buffer_full"), 0U);
+}
+
+TEST_F(ClustererTest, APacketsHitsAreGroupedTogetherEvenWhenLate) {
+  // The queue's horizon is per output queue: a late packet on queue 1 is not late on queue 0.
+  ClusterSettings s;
+  s.reorder_window_ns = 10'000;
+  Clusterer c{counters, geometry, s, sink};
+  c.begin_packet(0);
+  c.add(0, wire(3, 100, 500'000));
+  c.end_packet();
+  c.begin_packet(1);
+  c.add(1, wire(40, 100, 1000));
+  c.add(1, strip(7, 100, 1000));
+  c.end_packet();
+  EXPECT_EQ(count("hits.late"), 0U);
+  c.close_all();
+  EXPECT_EQ(sink.events.size(), 1U);
+}
+
+TEST_F(ClustererTest, AFullBufferClosesWhatItHoldsAndCountsIt) {
+  ClusterSettings s;
+  s.buffer_hits = 64;
+  Clusterer c{counters, geometry, s, sink};
+  c.begin_packet(0);
+  for (std::uint64_t n = 0; n < 50; ++n) {  // 100 hits in one packet: beyond 64
+    c.add(0, wire(static_cast<std::uint16_t>(n % 32), 100, 1000 + n * 2000));
+    c.add(0, strip(static_cast<std::uint16_t>(n % 64), 100, 1000 + n * 2000));
+  }
+  c.end_packet();
+  c.close_all();
+  EXPECT_EQ(count("hits.reorder_buffer_full"), 64U);
+  EXPECT_EQ(sink.events.size(), 50U);  // every neutron still formed
 }
 
 TEST_F(ClustererTest, CassettesClusterIndependently) {
-  clusterer.add(0, wire(1, 100, 1000));
-  clusterer.add(1, wire(2, 100, 5000));  // far later, but another cassette: 0 stays open
-  clusterer.add(0, strip(1, 100, 1100));
-  clusterer.add(1, strip(2, 100, 5000));
+  packet(clusterer, {{0, wire(1, 100, 1000)},
+                     {1, wire(34, 100, 1000)},  // same time, another cassette
+                     {0, strip(1, 100, 1100)},
+                     {1, strip(2, 100, 1000)}});
   clusterer.close_all();
   ASSERT_EQ(sink.events.size(), 2U);
-  EXPECT_EQ(sink.events[0].pixel, geometry.pixel(0, 1, 1));
-  EXPECT_EQ(sink.events[1].pixel, geometry.pixel(1, 2, 2));
+  std::sort(sink.events.begin(), sink.events.end());
+  EXPECT_EQ(sink.events[0].pixel, pixel(1, 1));
+  EXPECT_EQ(sink.events[1].pixel, pixel(2, 34));
 }
 
 TEST_F(ClustererTest, UnmatchedClustersAreCountedByTheMissingPlane) {
-  clusterer.add(0, wire(1, 100, 1000));
-  clusterer.add(0, strip(1, 100, 10'000));
-  clusterer.add(0, strip(5, 100, 20'000));
+  packet(clusterer,
+         {{0, wire(1, 100, 1000)}, {0, strip(1, 100, 10'000)}, {0, strip(5, 100, 20'000)}});
   clusterer.close_all();
   EXPECT_TRUE(sink.events.empty());
   EXPECT_EQ(count("events.rejected.no_match_strip"), 1U);
@@ -117,8 +260,7 @@ TEST_F(ClustererTest, WireAndStripTooFarApartInTimeDoNotMatch) {
   s.max_time_gap_ns = 2000;
   s.max_match_time_ns = 300;
   Clusterer c{counters, geometry, s, sink};
-  c.add(0, wire(1, 100, 1000));
-  c.add(0, strip(1, 100, 1301));
+  packet(c, {{0, wire(1, 100, 1000)}, {0, strip(1, 100, 1301)}});
   c.close_all();
   EXPECT_TRUE(sink.events.empty());
   EXPECT_EQ(count("events.rejected.no_match_strip"), 1U);
@@ -127,35 +269,43 @@ TEST_F(ClustererTest, WireAndStripTooFarApartInTimeDoNotMatch) {
 
 TEST_F(ClustererTest, MatchesTheClosestInTime) {
   ClusterSettings s;
-  s.max_time_gap_ns = 2000;
+  s.max_time_gap_ns = 1000;
   Clusterer c{counters, geometry, s, sink};
-  c.add(0, wire(1, 100, 1000));
-  c.add(0, strip(20, 100, 1400));
-  c.add(0, strip(5, 100, 1050));
+  packet(c, {{0, wire(1, 100, 1000)}, {0, strip(20, 100, 1300)}, {0, strip(30, 100, 1050)}});
   c.close_all();
   ASSERT_EQ(sink.events.size(), 1U);
-  EXPECT_EQ(sink.events[0].pixel, geometry.pixel(0, 5, 1));
+  EXPECT_EQ(sink.events[0].pixel, pixel(30, 1));
   EXPECT_EQ(count("events.rejected.no_match_wire"), 1U);
 }
 
-TEST_F(ClustererTest, ChannelGapSplitsClustersUnlessAllowed) {
-  clusterer.add(0, wire(1, 100, 0));
-  clusterer.add(0, wire(3, 100, 0));  // one missing wire: two clusters by default
-  clusterer.add(0, strip(1, 100, 0));
+TEST_F(ClustererTest, MissingChannelsFollowTheFilesMaxGap) {
+  // MaxGapWire 0: wires 3 and 5 are two clusters (one unmatched).
+  packet(clusterer, {{0, wire(3, 100, 0)}, {0, wire(5, 100, 0)}, {0, strip(7, 100, 0)}});
   clusterer.close_all();
-  EXPECT_EQ(sink.events.size(), 1U);
+  EXPECT_EQ(count("events.formed"), 1U);
   EXPECT_EQ(count("events.rejected.no_match_strip"), 1U);
-
+  // MaxGapWire 1: one cluster with one wire missing, centred on 4.
   ClusterSettings s;
-  s.max_coordinate_gap = 2;
-  RecordingSink other;
-  Clusterer c{counters, geometry, s, other};
-  c.add(0, wire(1, 100, 0));
-  c.add(0, wire(3, 100, 0));
-  c.add(0, strip(1, 100, 0));
+  s.max_gap_wire = 1;
+  s.max_gap_strip = 1;
+  RecordingSink one;
+  Clusterer c{counters, geometry, s, one};
+  packet(c, {{0, wire(3, 100, 0)}, {0, wire(5, 100, 0)}, {0, strip(7, 100, 0)}});
   c.close_all();
-  ASSERT_EQ(other.events.size(), 1U);
-  EXPECT_EQ(other.events[0].pixel, geometry.pixel(0, 1, 2));
+  ASSERT_EQ(one.events.size(), 1U);
+  EXPECT_EQ(one.events[0].pixel, pixel(7, 4));
+  // Two missing in all (3 _ 5 _ 7) is more than 1: the facility's gap rule rejects it.
+  packet(c, {{0, wire(3, 100, 10'000)},
+             {0, wire(5, 100, 10'000)},
+             {0, wire(7, 100, 10'000)},
+             {0, strip(7, 100, 10'000)}});
+  packet(c, {{0, strip(3, 100, 20'000)},
+             {0, strip(5, 100, 20'000)},
+             {0, strip(7, 100, 20'000)},
+             {0, wire(7, 100, 20'000)}});
+  c.close_all();
+  EXPECT_EQ(count("events.rejected.wire_gap"), 1U);
+  EXPECT_EQ(count("events.rejected.strip_gap"), 1U);
 }
 
 TEST_F(ClustererTest, SpansBeyondTheLimitsAreRejected) {
@@ -163,66 +313,31 @@ TEST_F(ClustererTest, SpansBeyondTheLimitsAreRejected) {
   s.max_wire_span = 2;
   s.max_strip_span = 3;
   Clusterer c{counters, geometry, s, sink};
-  c.add(0, wire(1, 100, 0));
-  c.add(0, wire(2, 100, 0));
-  c.add(0, strip(1, 100, 0));
-  c.add(0, strip(2, 100, 0));
-  c.add(0, strip(3, 100, 0));
-  c.add(0, wire(5, 100, 10'000));
-  c.add(0, wire(6, 100, 10'000));
-  c.add(0, wire(7, 100, 10'000));
-  c.add(0, strip(1, 100, 10'000));
-  c.add(0, strip(1, 100, 20'000));
-  c.add(0, wire(1, 100, 20'000));
-  for (std::uint16_t k = 0; k < 4; ++k) c.add(0, strip(k, 100, 20'000));
+  packet(c,
+         {{0, wire(1, 100, 0)}, {0, wire(2, 100, 0)}, {0, wire(3, 100, 0)}, {0, strip(1, 100, 0)}});
+  packet(c, {{0, wire(1, 100, 5000)},
+             {0, strip(1, 100, 5000)},
+             {0, strip(2, 100, 5000)},
+             {0, strip(3, 100, 5000)},
+             {0, strip(4, 100, 5000)}});
   c.close_all();
-  EXPECT_EQ(sink.events.size(), 1U);
+  EXPECT_TRUE(sink.events.empty());
   EXPECT_EQ(count("events.rejected.wire_span_too_large"), 1U);
   EXPECT_EQ(count("events.rejected.strip_span_too_large"), 1U);
 }
 
 TEST_F(ClustererTest, EventTimeIsTheEarliestHitOfEitherPlane) {
-  clusterer.add(0, wire(1, 100, 1200));
-  clusterer.add(0, strip(1, 100, 1100));
-  clusterer.add(0, wire(2, 100, 1050));  // arrives late but is the earliest
+  packet(clusterer, {{0, wire(1, 100, 1200)}, {0, strip(1, 100, 1100)}, {0, wire(2, 50, 1150)}});
   clusterer.close_all();
   ASSERT_EQ(sink.events.size(), 1U);
-  EXPECT_EQ(sink.events[0].tof_ns, 1050U);
-}
-
-TEST_F(ClustererTest, HitsOfAnAlreadyClosedGroupAreDroppedAsOutOfOrder) {
-  clusterer.add(0, wire(1, 100, 1000));
-  clusterer.add(0, strip(1, 100, 1000));
-  clusterer.add(0, wire(4, 100, 5000));   // closes the first group
-  clusterer.add(0, strip(1, 100, 1100));  // belongs to the closed group
-  EXPECT_EQ(count("hits.dropped.out_of_order"), 1U);
-  clusterer.add(0, strip(4, 100, 5000));
-  clusterer.close_all();
-  EXPECT_EQ(sink.events.size(), 2U);
-}
-
-TEST_F(ClustererTest, AFullGroupCountsAndDropsFurtherHits) {
-  ClusterSettings s;
-  s.group_capacity = 4;
-  Clusterer c{counters, geometry, s, sink};
-  c.add(0, wire(1, 100, 0));
-  c.add(0, strip(1, 100, 0));
-  c.add(0, strip(2, 100, 0));
-  c.add(0, strip(3, 100, 0));
-  c.add(0, strip(4, 100, 10));
-  c.add(0, strip(5, 100, 10));
-  EXPECT_EQ(count("hits.dropped.buffer_full"), 2U);
-  c.add(0, wire(7, 100, 1000));  // still closes at the next gap
-  EXPECT_EQ(sink.events.size(), 1U);
-  EXPECT_EQ(sink.events[0].pixel, geometry.pixel(0, 2, 1));
+  EXPECT_EQ(sink.events[0].tof_ns, 1100U);
 }
 
 TEST_F(ClustererTest, ClosingAnEmptyCassetteDoesNothing) {
+  clusterer.close(0);
   clusterer.close_all();
   EXPECT_TRUE(sink.events.empty());
   EXPECT_FALSE(clusterer.pending(0));
-  clusterer.add(0, wire(1, 100, 0));
-  EXPECT_TRUE(clusterer.pending(0));
 }
 
 }  // namespace

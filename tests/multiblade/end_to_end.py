@@ -1,6 +1,12 @@
 #!/usr/bin/env python3
 """End to end: efu-multiblade-gen -> efu --module multiblade -> Kafka -> this consumer.
 
+Variants: clean and faults (Freia, time ordered), and for Freia's and Estia's geometry (the
+shipped facility-format configs): ordered, shuffled (readouts in random order inside every
+packet) and delayed (a fifth of the readouts held back into later packets, by up to 200 us of
+detector time, inside efu's 1 ms reorder window). Estia runs 4 output queues on 2 processing
+threads (each ring's cassettes on its own queue).
+
 Asserts, against the generator's ground truth and summary:
 - every ground-truth neutron arrives exactly once, with its pulse time and pixel exactly and its
   time of flight within TOF_TOLERANCE_NS;
@@ -27,9 +33,24 @@ from streaming_data_types import deserialise_ev44, deserialise_x5f2
 
 # The generator writes each neutron's prompt (centre-wire) hit at the neutron time and all other
 # hits 0..jitter later, so the event time (earliest hit) is the neutron time up to ESS tick
-# quantisation: the generator rounds to the nearest 11.36 ns tick (<= 5.7 ns) and efu converts
-# back rounding to the nearest ns (<= 0.5 ns). Pulse times sit exactly on ticks.
+# quantisation: the generator picks the tick whose time (as efu converts it, truncated to the ns
+# as the facility does) is nearest, which is within half a tick (<= 5.7 ns). Pulse times sit
+# exactly on ticks, and the truth file holds the converted pulse time.
 TOF_TOLERANCE_NS = 6
+
+VARIANTS = {
+    # name: (config file, generator disorder flags, generator queues, processing threads)
+    "clean": ("freia.json", [], 2, 1),
+    "faults": ("freia.json", [], 2, 1),
+    "gso": ("freia.json", [], 2, 1),
+    "freia_ordered": ("freia.json", [], 3, 1),
+    "freia_shuffled": ("freia.json", ["--shuffle"], 3, 1),
+    "freia_delayed": ("freia.json", ["--delay-fraction", "0.2", "--max-delay-ns", "200000"], 3, 1),
+    "estia_ordered": ("estia.json", [], 4, 2),
+    "estia_shuffled": ("estia.json", ["--shuffle"], 4, 2),
+    "estia_delayed": ("estia.json", ["--shuffle", "--delay-fraction", "0.2",
+                                     "--max-delay-ns", "200000"], 4, 2),
+}
 
 
 def fail(message):
@@ -118,10 +139,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build-dir", required=True)
     ap.add_argument("--broker", required=True)
+    ap.add_argument("--source-dir", required=True)
     # gso: the generator sends UDP GSO messages and efu receives with --gro on, so efu gets
     # coalesced buffers of packets of several sizes (full 8972 B packets, shorter ones at each
     # pulse end; 8972 does not divide the 64 KB buffer) and must hand each packet over on its own.
-    ap.add_argument("--variant", choices=["clean", "faults", "gso"], default="clean")
+    ap.add_argument("--variant", choices=sorted(VARIANTS), default="clean")
     args = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="mb-e2e-")
@@ -132,8 +154,11 @@ def main():
     truth_path = os.path.join(work, "truth.txt")
     summary_path = os.path.join(work, "summary.json")
 
+    config_file, disorder, queues, threads = VARIANTS[args.variant]
+    config = os.path.join(args.source_dir, "modules", "multiblade", "configs", config_file)
     efu = subprocess.Popen(
         [os.path.join(args.build_dir, "bin", "efu"), "--module", "multiblade",
+         "--geometry", config, "--processing-threads", str(threads),
          "--bind", "127.0.0.1", "--port", str(port), "--broker", args.broker,
          "--events-topic", events_topic, "--status-topic", status_topic,
          "--stats-json", stats_path, "--stats-interval", "0.5", "--log-level", "warn"]
@@ -142,9 +167,9 @@ def main():
         wait_for(lambda: udp_port_bound(port), "efu to bind UDP port %d" % port, 20, efu)
         gen = [os.path.join(args.build_dir, "bin", "efu-multiblade-gen"), "--host", "127.0.0.1",
                "--port", str(port), "--pulses", "28", "--neutrons-per-pulse", "1500",
-               "--noise-per-pulse", "100", "--queues", "2", "--shape", "uniform",
-               "--rate-pps", "3000", "--seed", "42",
-               "--ground-truth", truth_path, "--summary", summary_path]
+               "--noise-per-pulse", "100", "--queues", str(queues), "--shape", "uniform",
+               "--rate-pps", "3000", "--seed", "42", "--geometry", config,
+               "--ground-truth", truth_path, "--summary", summary_path] + disorder
         if args.variant == "faults":
             gen += ["--fault-fraction", "0.25", "--fault-kinds", "cookie,truncated,version,corrupt"]
         if args.variant == "gso":
@@ -186,6 +211,13 @@ def main():
     expect("events.formed", sent["neutrons"])
     expect("events.rejected.no_match_strip", sent["noise_wire"])
     expect("events.rejected.no_match_wire", sent["noise_strip"])
+    # Delays stay inside the reorder window, so no hit is late and no event is split.
+    expect("hits.late", 0)
+    expect("hits.reorder_buffer_full", 0)
+    for reason in ["wire_gap", "strip_gap", "pixel", "wire_span_too_large", "strip_span_too_large"]:
+        expect("events.rejected." + reason, 0)
+    if "--delay-fraction" in disorder:
+        check(sent["delayed"] > 0, "the delayed variant delayed no readout")
     expect("kafka.delivery.failed", 0)
     if args.variant == "faults":
         check(sum(faults.values()) > 0, "the faults variant injected no faults")
@@ -223,8 +255,9 @@ def main():
         check(ex == tx, "pixel %d, expected %d (pulse %d tof %d)" % (ex, tx, tp, tt))
         worst = max(worst, abs(et - tt))
         check(abs(et - tt) <= TOF_TOLERANCE_NS, "tof %d, expected %d +- %d" % (et, tt, TOF_TOLERANCE_NS))
-    print("ok: %d neutrons in %d ev44 messages, worst tof error %d ns, %d packets, faults %s"
-          % (len(events), len(messages), worst, sent["packets"], faults))
+    print("ok %s: %d neutrons in %d ev44 messages, worst tof error %d ns, %d packets, %d delayed, "
+          "faults %s" % (args.variant, len(events), len(messages), worst, sent["packets"],
+                         sent["delayed"], faults))
 
 
 if __name__ == "__main__":

@@ -1,23 +1,28 @@
-// Builders for multiblade test packets and a sink that records events.
+// Multiblade test packets and a sink that records events.
+//
+// Packets are written byte by byte from the format's definition (design.md §5.1, §5.2), not with
+// the project's own header or readout writer, so a bug there cannot hide in a matching bug here.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "efu/ess/header_writer.h"
+#include "efu/ess/ess_time.h"
 #include "efu/plugin.h"
 #include "hit.h"
-#include "vmm3_readout.h"
 
 namespace efu::multiblade::test {
 
 inline constexpr std::uint64_t kPulseNs = 1'700'000'000'000'000'000ULL;
+inline constexpr std::uint64_t kPeriodNs = 71'428'571;
 
 struct Event {
   std::uint64_t pulse_ns;
   std::uint32_t tof_ns;
   std::uint32_t pixel;
   bool operator==(const Event&) const = default;
+  auto operator<=>(const Event&) const = default;
 };
 
 class RecordingSink : public EventSink {
@@ -28,55 +33,131 @@ class RecordingSink : public EventSink {
   std::vector<Event> events;
 };
 
-/// One ESS packet of VMM3a readouts; pulse at kPulseNs, previous pulse 1/14 s earlier.
+inline void put8(std::vector<std::uint8_t>& b, unsigned v) {
+  b.push_back(static_cast<std::uint8_t>(v));
+}
+inline void put16(std::vector<std::uint8_t>& b, unsigned v) {
+  put8(b, v & 0xFF);
+  put8(b, (v >> 8) & 0xFF);
+}
+inline void put32(std::vector<std::uint8_t>& b, std::uint32_t v) {
+  put16(b, v & 0xFFFF);
+  put16(b, v >> 16);
+}
+
+/// ESS time (s, ticks of 88.0525 MHz) of ns since the epoch, truncating to whole ticks; tests
+/// only use it for times that the test itself then converts back with ess::to_ns.
+inline ess::EssTime ticks(std::uint64_t ns) { return ess::to_ess(ns); }
+
+/// One ESS v1 packet of VMM3a readouts; pulse at kPulseNs, previous pulse one period earlier.
 class PacketBuilder {
  public:
-  explicit PacketBuilder(std::uint32_t sequence = 0, std::uint8_t queue = 0) {
-    fields_.type = kDetectorType;
-    fields_.output_queue = queue;
-    fields_.sequence = sequence;
-    fields_.pulse = ess::to_ess(kPulseNs);
-    fields_.prev_pulse = ess::to_ess(kPulseNs - 71'428'571);
-    bytes_.resize(ess::kHeaderSizeV1);
-  }
+  explicit PacketBuilder(std::uint32_t sequence = 0, std::uint8_t queue = 0,
+                         std::uint8_t type = 0x48)
+      : sequence_(sequence), queue_(queue), type_(type) {}
 
-  PacketBuilder& readout(const Vmm3Readout& r) {
-    const std::size_t at = bytes_.size();
-    bytes_.resize(at + kReadoutSize);
-    write_readout(bytes_.data() + at, r);
+  PacketBuilder& pulse(std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    pulse_ = pulse_ns;
+    prev_ = prev_ns;
     return *this;
   }
 
-  /// A readout at kPulseNs + tof_ns.
+  /// The 20 bytes of one readout: fiber, fen, data_length, time_high, time_low, bc, otadc, geo,
+  /// tdc, vmm, channel.
+  PacketBuilder& readout(std::uint8_t fiber, std::uint8_t fen, std::uint16_t length,
+                         std::uint32_t high, std::uint32_t low, std::uint16_t otadc,
+                         std::uint8_t tdc, std::uint8_t vmm, std::uint8_t channel) {
+    put8(body_, fiber);
+    put8(body_, fen);
+    put16(body_, length);
+    put32(body_, high);
+    put32(body_, low);
+    put16(body_, 0);  // bc
+    put16(body_, otadc);
+    put8(body_, 0);  // geo
+    put8(body_, tdc);
+    put8(body_, vmm);
+    put8(body_, channel);
+    return *this;
+  }
+
+  /// A readout at pulse + tof_ns (on the nearest tick).
   PacketBuilder& hit(std::uint8_t fiber, std::uint8_t fen, std::uint8_t vmm, std::uint8_t channel,
                      std::uint16_t adc, std::uint64_t tof_ns) {
-    const ess::EssTime t = ess::to_ess(kPulseNs + tof_ns);
-    return readout(
-        Vmm3Readout{fiber, fen, kReadoutSize, t.high, t.low, 0, adc, 0, 0, vmm, channel});
+    const ess::EssTime t = ticks(pulse_ + tof_ns);
+    return readout(fiber, fen, 20, t.high, t.low, adc, 0, vmm, channel);
   }
 
-  PacketBuilder& raw(std::vector<std::uint8_t> extra) {
-    bytes_.insert(bytes_.end(), extra.begin(), extra.end());
+  PacketBuilder& raw(const std::vector<std::uint8_t>& extra) {
+    body_.insert(body_.end(), extra.begin(), extra.end());
     return *this;
   }
 
-  std::vector<std::uint8_t> build() {
-    fields_.total_length = static_cast<std::uint16_t>(bytes_.size());
-    ess::write_header(bytes_.data(), fields_);
-    return bytes_;
+  std::size_t readouts() const { return body_.size() / 20; }
+
+  std::vector<std::uint8_t> build() const {
+    std::vector<std::uint8_t> b;
+    put8(b, 0);  // padding
+    put8(b, 1);  // version 1: 32-byte header
+    put8(b, 'E');
+    put8(b, 'S');
+    put8(b, 'S');
+    put8(b, type_);
+    put16(b, static_cast<unsigned>(32 + body_.size()));
+    put8(b, queue_);
+    put8(b, 0);  // time source
+    const ess::EssTime p = ticks(pulse_);
+    const ess::EssTime q = ticks(prev_);
+    put32(b, p.high);
+    put32(b, p.low);
+    put32(b, q.high);
+    put32(b, q.low);
+    put32(b, sequence_);
+    put16(b, 0);  // v1 padding
+    b.insert(b.end(), body_.begin(), body_.end());
+    return b;
   }
 
  private:
-  ess::HeaderFields fields_;
-  std::vector<std::uint8_t> bytes_;
+  std::uint32_t sequence_;
+  std::uint8_t queue_;
+  std::uint8_t type_;
+  std::uint64_t pulse_ = kPulseNs;
+  std::uint64_t prev_ = kPulseNs - kPeriodNs;
+  std::vector<std::uint8_t> body_;
 };
 
-/// The TOF the pipeline reports for a readout written at kPulseNs + tof_ns (ESS tick rounding).
+/// The pulse time the pipeline decodes from kPulseNs, and the TOF it reports for a readout
+/// written at kPulseNs + tof_ns (both on ticks, converted as ess::to_ns does).
+inline std::uint64_t decoded(std::uint64_t ns) {
+  const ess::EssTime t = ticks(ns);
+  return ess::to_ns(t.high, t.low);
+}
 inline std::uint32_t quantised_tof(std::uint64_t tof_ns) {
-  const ess::EssTime t = ess::to_ess(kPulseNs + tof_ns);
-  return static_cast<std::uint32_t>(
-      ess::to_ns(t.high, t.low) -
-      ess::to_ns(ess::to_ess(kPulseNs).high, ess::to_ess(kPulseNs).low));
+  return static_cast<std::uint32_t>(decoded(kPulseNs + tof_ns) - decoded(kPulseNs));
+}
+
+inline std::string hybrid_id(unsigned cassette) {
+  const std::string n = std::to_string(cassette);
+  return "TEST" + std::string(28 - n.size(), '0') + n;
+}
+
+/// A facility-format instrument config with `entries` Config[] lines (already formatted).
+inline std::string instrument_config(const std::string& geometry, const std::string& entries,
+                                     const std::string& extra = "") {
+  return R"({"Detector": "Freia", "InstrumentGeometry": ")" + geometry +
+         R"(", "Version": 1, "Comment": "test", "WireChOffset": 16,)" + extra + R"( "Config": [)" +
+         entries + "]}";
+}
+
+/// One Config[] entry; Thresholds are [[even VMM], [odd VMM]] of the hybrid.
+inline std::string entry(unsigned cassette, unsigned ring, unsigned fen, unsigned hybrid,
+                         unsigned even_threshold = 0, unsigned odd_threshold = 0) {
+  const std::string id = hybrid_id(cassette);
+  return R"({"CassetteNumber": )" + std::to_string(cassette) + R"(, "Ring": )" +
+         std::to_string(ring) + R"(, "FEN": )" + std::to_string(fen) + R"(, "Hybrid": )" +
+         std::to_string(hybrid) + R"(, "Thresholds": [[)" + std::to_string(even_threshold) + "],[" +
+         std::to_string(odd_threshold) + R"(]], "HybridId": ")" + id + R"("})";
 }
 
 }  // namespace efu::multiblade::test
