@@ -6,9 +6,9 @@ descriptors and threads from /proc, and every counter from efu's command port, i
 end it stops the generator and efu (SIGTERM), reads every ev44 message of the run back from
 Kafka, and checks the accounting:
 
-    neutrons sent (generator summary) == events formed (efu) == events read from Kafka,
-
-or, when efu counted receive losses, that the shortfall is explained by them. It prints a
+    events formed (efu) == events read from Kafka, message_ids without a gap, and
+    |neutrons sent (generator summary) - events formed| <= what efu counted as rejected or lost
+    (exact equality is reported too). It prints a
 summary, including RSS growth after warm-up (the first quarter of the run), and writes it as
 JSON. Exit 0 when every neutron is accounted for and RSS after warm-up grew by less than
 --rss-growth-limit-mb; 1 otherwise. This is a benchmark: run it by hand, not in the suite.
@@ -168,14 +168,20 @@ def main():
                                            "kafka.delivery.failed")}
     neutrons = sent["neutrons"]
     formed = final.get("events.formed", 0)
-    exact = neutrons == formed == kafka["events"] and kafka["message_id_gaps"] == 0
-    explained = not exact and formed < neutrons and (losses["receive.dropped.kernel"] +
-                                                     losses["receive.dropped.ring_full"]) > 0
+    rejected = {k: v for k, v in final.items() if k.startswith("events.rejected.") and v}
+    delivered = formed == kafka["events"] and kafka["message_id_gaps"] == 0
+    exact = delivered and neutrons == formed
+    # Event formation is physics, not bookkeeping: a neutron whose wire and strip groups do not
+    # match is counted under events.rejected.*, and a rare split or merge shifts the count by
+    # one. So: every event formed reached Kafka, and any difference between neutrons sent and
+    # events formed is within what efu counted as rejected or lost.
+    counted = sum(rejected.values()) + sum(losses.values())
+    explained = delivered and abs(neutrons - formed) <= counted
     summary = {
         "minutes": args.minutes, "rate_pps": args.rate_pps, "efu_exit": code,
         "packets_sent": sent["packets"], "neutrons_sent": neutrons, "events_formed": formed,
         "events_read_from_kafka": kafka["events"], "ev44_messages": kafka["messages"],
-        "message_id_gaps": kafka["message_id_gaps"], "losses": losses,
+        "message_id_gaps": kafka["message_id_gaps"], "losses": losses, "rejected": rejected,
         "rss_kb_first": samples[0]["rss_kb"] if samples else None,
         "rss_kb_after_warmup": warm[0]["rss_kb"] if warm else None,
         "rss_kb_last": samples[-1]["rss_kb"] if samples else None,
