@@ -43,8 +43,8 @@ using gen::kPulsePeriodNs;
 
 constexpr std::int64_t kAmplitudeSum = 32000;  // a neutron's amplitude sum, near full scale
 constexpr const char* kProgram = "efu-caen-gen";
-constexpr gen::Fault kFaults[] = {gen::Fault::kCookie, gen::Fault::kTruncated,
-                                  gen::Fault::kVersion, gen::Fault::kType, gen::Fault::kCorrupt};
+constexpr gen::Fault kFaults[] = {gen::Fault::kCookie, gen::Fault::kTruncated, gen::Fault::kVersion,
+                                  gen::Fault::kType, gen::Fault::kCorrupt};
 
 /// The shared options (gen::GeneratorOptions) and CAEN's own.
 struct Settings : gen::GeneratorOptions {
@@ -334,29 +334,17 @@ class Generator {
   }
 
   void write_summary() const {
-    gen::SummaryJson()
-        .text("instrument", instrument_name(config_.instrument))
-        .number("packets", stream_.sent_packets())
-        .number("data_packets", stream_.data_packets())
+    gen::SummaryJson json;
+    json.text("instrument", instrument_name(config_.instrument));
+    stream_.add_sent(json)
         .number("readouts", readouts_)
         .number("neutrons", neutrons_)
         .number("late", late_)
-        .number("noise", noise_)
-        .number("send_errors", stream_.send_errors())
-        .counts("faults", stream_.faults().counts())
-        .write(s_.summary);
+        .number("noise", noise_);
+    stream_.add_errors(json).write(s_.summary);
   }
 
-  void print_summary() const {
-    std::printf(
-        "sent %llu packets (%llu data), %llu readouts, %llu neutrons, %llu noise, %llu send "
-        "errors\n",
-        static_cast<unsigned long long>(stream_.sent_packets()),
-        static_cast<unsigned long long>(stream_.data_packets()),
-        static_cast<unsigned long long>(readouts_), static_cast<unsigned long long>(neutrons_),
-        static_cast<unsigned long long>(noise_),
-        static_cast<unsigned long long>(stream_.send_errors()));
-  }
+  void print_summary() const { stream_.print_summary(readouts_, neutrons_, noise_, "noise"); }
 
  private:
   double uniform(double lo, double hi) { return rng_.uniform(lo, hi); }

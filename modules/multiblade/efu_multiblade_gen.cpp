@@ -34,8 +34,8 @@ using gen::kFirstTofNs;
 using gen::kPulsePeriodNs;
 
 constexpr const char* kProgram = "efu-multiblade-gen";
-constexpr gen::Fault kFaults[] = {gen::Fault::kCookie, gen::Fault::kTruncated,
-                                  gen::Fault::kVersion, gen::Fault::kCorrupt};
+constexpr gen::Fault kFaults[] = {gen::Fault::kCookie, gen::Fault::kTruncated, gen::Fault::kVersion,
+                                  gen::Fault::kCorrupt};
 
 /// The shared options (gen::GeneratorOptions) and Multi-Blade's own.
 struct Settings : gen::GeneratorOptions {
@@ -84,29 +84,19 @@ class Generator {
   }
 
   void write_summary() const {
-    gen::SummaryJson()
-        .number("packets", stream_.sent_packets())
-        .number("data_packets", stream_.data_packets())
+    gen::SummaryJson json;
+    stream_.add_sent(json)
         .number("readouts", readouts_)
         .number("neutrons", neutrons_)
         .number("noise_wire", noise_[0])
         .number("noise_strip", noise_[1])
         .number("delayed", delayed_)
-        .flag("exact_truth", !s_.random_time)
-        .number("send_errors", stream_.send_errors())
-        .counts("faults", stream_.faults().counts())
-        .write(s_.summary);
+        .flag("exact_truth", !s_.random_time);
+    stream_.add_errors(json).write(s_.summary);
   }
 
   void print_summary() const {
-    std::printf(
-        "sent %llu packets (%llu data), %llu readouts, %llu neutrons, %llu noise hits, "
-        "%llu send errors\n",
-        static_cast<unsigned long long>(stream_.sent_packets()),
-        static_cast<unsigned long long>(stream_.data_packets()),
-        static_cast<unsigned long long>(readouts_), static_cast<unsigned long long>(neutrons_),
-        static_cast<unsigned long long>(noise_[0] + noise_[1]),
-        static_cast<unsigned long long>(stream_.send_errors()));
+    stream_.print_summary(readouts_, neutrons_, noise_[0] + noise_[1], "noise hits");
   }
 
  private:

@@ -1,5 +1,7 @@
 #include "efu/gen/ess_stream.h"
 
+#include <cstdio>
+
 namespace efu::gen {
 
 EssStream::EssStream(const GeneratorOptions& o, const std::string& program, std::uint8_t type,
@@ -19,6 +21,24 @@ void EssStream::send(std::span<const std::uint8_t> bytes) {
     throw std::runtime_error(sender_.error());
   }
   ++sent_packets_;
+}
+
+SummaryJson& EssStream::add_sent(SummaryJson& json) const {
+  return json.number("packets", sent_packets_).number("data_packets", data_packets_);
+}
+
+SummaryJson& EssStream::add_errors(SummaryJson& json) const {
+  return json.number("send_errors", send_errors()).counts("faults", faults_.counts());
+}
+
+void EssStream::print_summary(std::uint64_t readouts, std::uint64_t neutrons, std::uint64_t noise,
+                              const char* noise_name) const {
+  std::printf(
+      "sent %llu packets (%llu data), %llu readouts, %llu neutrons, %llu %s, %llu send errors\n",
+      static_cast<unsigned long long>(sent_packets_),
+      static_cast<unsigned long long>(data_packets_), static_cast<unsigned long long>(readouts),
+      static_cast<unsigned long long>(neutrons), static_cast<unsigned long long>(noise), noise_name,
+      static_cast<unsigned long long>(send_errors()));
 }
 
 }  // namespace efu::gen

@@ -24,6 +24,7 @@
 #include "efu/gen/pacer.h"
 #include "efu/gen/packet_sender.h"
 #include "efu/gen/random.h"
+#include "efu/gen/result_files.h"
 
 namespace efu::gen {
 
@@ -98,6 +99,15 @@ class EssStream {
 
   /// Sends one datagram (counted in sent_packets()); throws on a fatal send error.
   void send(std::span<const std::uint8_t> bytes);
+
+  /// The summary keys the stream knows, which open and close every generator's summary:
+  /// "packets", "data_packets" (add_sent) and "send_errors", "faults" (add_errors).
+  SummaryJson& add_sent(SummaryJson& json) const;
+  SummaryJson& add_errors(SummaryJson& json) const;
+  /// The line on stdout at the end: "sent P packets (D data), R readouts, N neutrons, M <noise>,
+  /// E send errors".
+  void print_summary(std::uint64_t readouts, std::uint64_t neutrons, std::uint64_t noise,
+                     const char* noise_name) const;
 
   std::uint64_t sent_packets() const noexcept { return sent_packets_; }
   std::uint64_t data_packets() const noexcept { return data_packets_; }

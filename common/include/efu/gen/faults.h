@@ -47,8 +47,7 @@ class FaultInjector {
   std::optional<Fault> draw(Random& rng);
   /// A copy of `good` damaged as `kind` says (any kind but kCorrupt), counted; valid until the
   /// next damage().
-  std::span<const std::uint8_t> damage(Fault kind, std::span<const std::uint8_t> good,
-                                       Random& rng);
+  std::span<const std::uint8_t> damage(Fault kind, std::span<const std::uint8_t> good, Random& rng);
   /// Counts a fault by name: the detector's kCorrupt packets and each broken readout's reason.
   void count(const std::string& name) { ++counts_[name]; }
   /// Faults sent, by name, in name order.
