@@ -320,7 +320,7 @@ class Generator {
   Generator& operator=(const Generator&) = delete;
 
   void run() {
-    const std::uint64_t window = kPulsePeriodNs - kFirstTofNs - 100'000;
+    const std::uint64_t window = gen::kNeutronWindowNs;
     spacing_ = s_.neutrons_per_pulse == 0 ? window : window / s_.neutrons_per_pulse;
     if (spacing_ == 0) {
       throw ConfigError("--neutrons-per-pulse: '" + std::to_string(s_.neutrons_per_pulse) +

@@ -67,8 +67,7 @@ class Generator {
   Generator& operator=(const Generator&) = delete;
 
   void run() {
-    const std::uint64_t window =
-        std::min<std::uint64_t>(kPulsePeriodNs - kFirstTofNs - 100'000, kPulsePeriodNs);
+    const std::uint64_t window = gen::kNeutronWindowNs;
     window_ = window;
     spacing_ = s_.neutrons_per_pulse == 0 ? window : window / s_.neutrons_per_pulse;
     if (!s_.random_time && spacing_ < s_.min_spacing_ns) {

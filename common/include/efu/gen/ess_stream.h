@@ -31,6 +31,9 @@ namespace efu::gen {
 inline constexpr std::uint64_t kPulsePeriodNs = 1'000'000'000 / 14;  // 71.43 ms, the ESS 14 Hz
 /// The earliest neutron of a pulse, after the pulse time.
 inline constexpr std::uint64_t kFirstTofNs = 10'000;
+/// The span a pulse's neutrons are spread over from kFirstTofNs. It ends 100 us before the next
+/// pulse, so every neutron and its hits belong to their own pulse.
+inline constexpr std::uint64_t kNeutronWindowNs = kPulsePeriodNs - kFirstTofNs - 100'000;
 
 class EssStream {
  public:
