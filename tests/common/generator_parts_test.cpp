@@ -1,17 +1,14 @@
 // The parts every ESS detector generator shares (common/include/efu/gen/): --fault-kinds parsing,
 // header faults, the shared options, the pulse loop and data/fault sending of EssStream, and the
 // summary and ground-truth files.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <sstream>
+#include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +23,7 @@
 #include "efu/gen/generator_options.h"
 #include "efu/gen/random.h"
 #include "efu/gen/result_files.h"
+#include "udp_receiver.h"
 
 namespace efu::gen {
 namespace {
@@ -215,36 +213,7 @@ TEST(GroundTruth, OpensWithItsHeaderLineOrFailsInOneLine) {
             "--ground-truth: '/nonexistent-dir/truth' cannot be written");
 }
 
-class Receiver {
- public:
-  Receiver() {
-    fd_ = socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    timeval tv{2, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~Receiver() { close(fd_); }
-  Receiver(const Receiver&) = delete;
-  Receiver& operator=(const Receiver&) = delete;
-  int port() const { return port_; }
-  /// The next datagram, or an empty vector after 2 s without one.
-  std::vector<std::uint8_t> next() {
-    std::vector<std::uint8_t> buf(65536);
-    const ssize_t n = recv(fd_, buf.data(), buf.size(), 0);
-    buf.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-    return buf;
-  }
-
- private:
-  int fd_;
-  int port_;
-};
+using Receiver = test::UdpReceiver;
 
 GeneratorOptions stream_options(int port) {
   GeneratorOptions o;
