@@ -215,12 +215,16 @@ TEST(GroundTruth, OpensWithItsHeaderLineOrFailsInOneLine) {
 
 using Receiver = test::UdpReceiver;
 
-GeneratorOptions stream_options(int port) {
+/// One pulse to `port` in packets of at most 100 bytes on two queues; every packet followed by a
+/// fault of `fault_kinds` if given.
+GeneratorOptions stream_options(int port, const char* fault_kinds = "") {
   GeneratorOptions o;
   o.port = port;
   o.size = 100;
   o.queues = 2;
   o.pulses = 1;
+  o.fault_kinds = fault_kinds;
+  o.fault_fraction = o.fault_kinds.empty() ? 0 : 1;
   return o;
 }
 
@@ -233,10 +237,7 @@ std::span<const std::uint8_t> packet_with_block(EssStream& stream, unsigned queu
 
 TEST(EssStream, AHeaderFaultFollowsItsGoodPacketAsAnExtraPacket) {
   Receiver rx;
-  GeneratorOptions o = stream_options(rx.port());
-  o.fault_fraction = 1;
-  o.fault_kinds = "version";
-  EssStream stream(o, "efu-test-gen", 0x34, kAll);
+  EssStream stream(stream_options(rx.port(), "version"), "efu-test-gen", 0x34, kAll);
   Random rng(1);
   int corrupt_calls = 0;
   stream.send_data(1, packet_with_block(stream, 1, 0xAB), 2'000'000'000, 1'000'000'000, rng,
@@ -260,10 +261,7 @@ TEST(EssStream, AHeaderFaultFollowsItsGoodPacketAsAnExtraPacket) {
 
 TEST(EssStream, ACorruptFaultIsTheDetectorsPacketNextInTheQueuesSequence) {
   Receiver rx;
-  GeneratorOptions o = stream_options(rx.port());
-  o.fault_fraction = 1;
-  o.fault_kinds = "corrupt";
-  EssStream stream(o, "efu-test-gen", 0x34, kAll);
+  EssStream stream(stream_options(rx.port(), "corrupt"), "efu-test-gen", 0x34, kAll);
   Random rng(1);
   stream.send_data(0, packet_with_block(stream, 0, 0x11), 2'000'000'000, 1'000'000'000, rng,
                    [&](unsigned queue) {
