@@ -6,16 +6,17 @@
 // The ground truth does not come from efu's pixel code: the generator numbers pixels with its
 // own forward formulas (recipe builders below) and finds amplitudes that give each pixel by
 // searching those formulas, so a mistake on either side shows up as a wrong pixel.
+//
+// What every ESS generator shares (options, pulses, sending, header faults, the summary) is in
+// common/include/efu/gen/; this file is the CAEN part: pixel recipes, shapes, readouts, late
+// neutrons, noise and the corrupt-readout fault.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,41 +29,31 @@
 #include "efu/errors.h"
 #include "efu/ess/logical_geometry.h"
 #include "efu/ess/packet_assembler.h"
-#include "efu/gen/pacer.h"
-#include "efu/gen/packet_sender.h"
+#include "efu/gen/ess_stream.h"
+#include "efu/gen/faults.h"
+#include "efu/gen/generator_options.h"
+#include "efu/gen/random.h"
+#include "efu/gen/result_files.h"
 
 namespace efu::caen {
 namespace {
 
-constexpr std::uint64_t kPulsePeriodNs = 1'000'000'000 / 14;  // 71.43 ms, the ESS 14 Hz
-constexpr std::uint64_t kFirstTofNs = 10'000;
-constexpr std::int64_t kAmplitudeSum = 32000;  // a neutron's amplitude sum, near full scale
+using gen::kFirstTofNs;
+using gen::kPulsePeriodNs;
 
-struct Settings {
-  std::string host = "127.0.0.1";
-  int port = 9000;
+constexpr std::int64_t kAmplitudeSum = 32000;  // a neutron's amplitude sum, near full scale
+constexpr const char* kProgram = "efu-caen-gen";
+constexpr gen::Fault kFaults[] = {gen::Fault::kCookie, gen::Fault::kTruncated, gen::Fault::kVersion,
+                                  gen::Fault::kType, gen::Fault::kCorrupt};
+
+/// The shared options (gen::GeneratorOptions) and CAEN's own.
+struct Settings : gen::GeneratorOptions {
   std::string geometry;
   std::string calibration;
-  std::uint64_t neutrons_per_pulse = 1000;
-  std::uint64_t pulses = 0;
-  std::uint64_t count = 0;
-  double duration_s = 0;
-  double rate_pps = 0;
-  double rate_gbps = 0;
-  std::uint32_t size = 8972;
   std::string shape = "uniform";
   double spot_x = -1, spot_y = -1, spot_radius = 10, ring_width = 3;
-  std::uint64_t noise_per_pulse = 0;
   int noise_below = 100;
   std::uint64_t late_per_pulse = 0;
-  unsigned queues = 1;
-  unsigned header_version = 1;
-  std::uint64_t seed = 1;
-  std::uint64_t start_time_ns = 0;
-  std::string ground_truth;
-  std::string summary;
-  double fault_fraction = 0;
-  std::string fault_kinds = "cookie,truncated,version,type,corrupt";
 };
 
 /// How to make one pixel: the readout's identifiers and amplitudes.
@@ -309,15 +300,9 @@ class Recipes {
   std::vector<std::uint32_t> reachable_;
 };
 
-enum class Fault { kCookie, kTruncated, kVersion, kType, kCorrupt };
-
-gen::SenderSettings sender_settings(const Settings& s) {
-  gen::SenderSettings out;
-  out.program = "efu-caen-gen";
-  out.host = s.host;
-  out.port = static_cast<std::uint16_t>(s.port);
-  out.max_size = s.size;
-  return out;
+/// The type byte of a `type` fault: another CAEN instrument's.
+std::uint8_t wrong_type(Instrument instrument) {
+  return detector_type(instrument) == kTypeLoki ? kTypeBifrost : kTypeLoki;
 }
 
 class Generator {
@@ -327,106 +312,43 @@ class Generator {
         config_(config),
         recipes_(recipes),
         rng_(s.seed),
-        pacer_(gen::Rate{s.rate_pps, s.rate_pps > 0 ? 0 : s.rate_gbps}),
-        sender_(sender_settings(s), pacer_),
-        packets_(detector_type(config.instrument), static_cast<std::uint8_t>(s.header_version),
-                 s.size, s.queues) {
-    std::stringstream kinds(s.fault_kinds);
-    for (std::string k; std::getline(kinds, k, ',');) {
-      if (k == "cookie")
-        faults_.push_back(Fault::kCookie);
-      else if (k == "truncated")
-        faults_.push_back(Fault::kTruncated);
-      else if (k == "version")
-        faults_.push_back(Fault::kVersion);
-      else if (k == "type")
-        faults_.push_back(Fault::kType);
-      else if (k == "corrupt")
-        faults_.push_back(Fault::kCorrupt);
-      else
-        throw ConfigError("--fault-kinds: '" + k +
-                          "' is not valid; expected cookie, truncated, version, type or corrupt");
-    }
-    if (s.fault_fraction > 0 && faults_.empty()) {
-      throw ConfigError(
-          "--fault-kinds: empty; expected at least one kind when --fault-fraction > 0");
-    }
-    if (!s.ground_truth.empty()) {
-      truth_.open(s.ground_truth);
-      if (!truth_) throw ConfigError("--ground-truth: '" + s.ground_truth + "' cannot be written");
-      truth_ << "# pulse_time_ns tof_ns pixel\n";
-    }
-  }
+        stream_(s, kProgram, detector_type(config.instrument), kFaults,
+                wrong_type(config.instrument)),
+        packets_(stream_.packets()),
+        truth_(gen::open_ground_truth(s.ground_truth, "# pulse_time_ns tof_ns pixel")) {}
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
 
   void run() {
-    const std::uint64_t window = kPulsePeriodNs - kFirstTofNs - 100'000;
+    const std::uint64_t window = gen::kNeutronWindowNs;
     spacing_ = s_.neutrons_per_pulse == 0 ? window : window / s_.neutrons_per_pulse;
     if (spacing_ == 0) {
       throw ConfigError("--neutrons-per-pulse: '" + std::to_string(s_.neutrons_per_pulse) +
                         "' is too many; expected at most " + std::to_string(window));
     }
-    start_ = std::chrono::steady_clock::now();
-    pacer_.restart();
-    std::uint64_t start_ns = s_.start_time_ns;
-    if (start_ns == 0) {
-      start_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                std::chrono::system_clock::now().time_since_epoch())
-                                                .count());
-    }
-    std::uint64_t prev_pulse = start_ns - kPulsePeriodNs;
-    for (std::uint64_t pulse = 0;; ++pulse) {
-      if (s_.pulses != 0 && pulse >= s_.pulses) break;
-      if (s_.count != 0 && sent_packets_ >= s_.count) break;
-      if (s_.duration_s > 0 && elapsed_s() >= s_.duration_s) break;
-      // Pulse times sit on ESS ticks, so what efu decodes is exactly what the truth file says.
-      const ess::EssTime pulse_ess = ess::to_ess(start_ns + pulse * kPulsePeriodNs);
-      const std::uint64_t pulse_ns = ess::to_ns(pulse_ess.high, pulse_ess.low);
+    stream_.run_pulses([this](std::uint64_t pulse, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
       // (The first pulse's previous pulse is not on a tick: no late neutrons refer to it.)
-      if (pulse > 0) run_late(pulse_ns, prev_pulse);
-      run_pulse(pulse_ns, prev_pulse);
-      prev_pulse = pulse_ns;
-    }
-    if (!sender_.flush()) throw std::runtime_error(sender_.error());
+      if (pulse > 0) run_late(pulse_ns, prev_ns);
+      run_pulse(pulse_ns, prev_ns);
+    });
   }
 
   void write_summary() const {
-    if (s_.summary.empty()) return;
-    std::ofstream out(s_.summary);
-    out << "{\"instrument\": \"" << instrument_name(config_.instrument)
-        << "\", \"packets\": " << sent_packets_ << ", \"data_packets\": " << data_packets_
-        << ", \"readouts\": " << readouts_ << ", \"neutrons\": " << neutrons_
-        << ", \"late\": " << late_ << ", \"noise\": " << noise_
-        << ", \"send_errors\": " << sender_.send_errors() << ", \"faults\": {";
-    bool first = true;
-    for (const auto& [name, n] : fault_counts_) {
-      out << (first ? "" : ", ") << "\"" << name << "\": " << n;
-      first = false;
-    }
-    out << "}}\n";
+    gen::SummaryJson json;
+    json.text("instrument", instrument_name(config_.instrument));
+    stream_.add_sent(json)
+        .number("readouts", readouts_)
+        .number("neutrons", neutrons_)
+        .number("late", late_)
+        .number("noise", noise_);
+    stream_.add_errors(json).write(s_.summary);
   }
 
-  void print_summary() const {
-    std::printf(
-        "sent %llu packets (%llu data), %llu readouts, %llu neutrons, %llu noise, %llu send "
-        "errors\n",
-        static_cast<unsigned long long>(sent_packets_),
-        static_cast<unsigned long long>(data_packets_), static_cast<unsigned long long>(readouts_),
-        static_cast<unsigned long long>(neutrons_), static_cast<unsigned long long>(noise_),
-        static_cast<unsigned long long>(sender_.send_errors()));
-  }
+  void print_summary() const { stream_.print_summary(readouts_, neutrons_, noise_, "noise"); }
 
  private:
-  double elapsed_s() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-  double uniform(double lo, double hi) {
-    return std::uniform_real_distribution<double>(lo, hi)(rng_);
-  }
-  std::uint64_t below(std::uint64_t n) {
-    return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng_);
-  }
+  double uniform(double lo, double hi) { return rng_.uniform(lo, hi); }
+  std::uint64_t below(std::uint64_t n) { return rng_.below(n); }
 
   /// A reachable pixel drawn from the shape, in the instrument's logical grid.
   std::uint32_t draw_pixel() {
@@ -439,8 +361,8 @@ class Generator {
       double fx = 0, fy = 0;
       if (s_.shape == "spot") {
         std::normal_distribution<double> n(0, s_.spot_radius);
-        fx = cx + n(rng_);
-        fy = cy + n(rng_);
+        fx = cx + n(rng_.engine());
+        fy = cy + n(rng_.engine());
       } else {  // ring
         const double r = s_.spot_radius + uniform(-s_.ring_width, s_.ring_width);
         const double angle = uniform(0, 2 * M_PI);
@@ -533,116 +455,62 @@ class Generator {
   void send_queue(unsigned index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
     const std::span<const std::uint8_t> packet =
         packets_.finish(index, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
-    send(packet);
-    ++data_packets_;
-    if (s_.fault_fraction > 0 && uniform(0, 1) < s_.fault_fraction)
-      inject_fault(index, packet, pulse_ns, prev_ns);
+    stream_.send_data(index, packet, pulse_ns, prev_ns, rng_,
+                      [&](unsigned queue) { write_corrupt(queue, pulse_ns); });
   }
 
-  // Faults never touch a packet that carries ground-truth neutrons: each is an extra packet, so
-  // every neutron still arrives and each fault lands in exactly one known counter.
-  void inject_fault(unsigned index, std::span<const std::uint8_t> good, std::uint64_t pulse_ns,
-                    std::uint64_t prev_ns) {
-    const Fault kind = faults_[below(faults_.size())];
-    std::vector<std::uint8_t> junk(good.begin(), good.end());
-    switch (kind) {
-      case Fault::kCookie:
-        junk[3] = 'X';
-        ++fault_counts_["cookie"];
-        break;
-      case Fault::kVersion:
-        junk[1] = 5;
-        ++fault_counts_["version"];
-        break;
-      case Fault::kType:
-        junk[5] = detector_type(config_.instrument) == kTypeLoki ? kTypeBifrost : kTypeLoki;
-        ++fault_counts_["type"];
-        break;
-      case Fault::kTruncated:
-        junk.resize(1 + below(junk.size() - 1));
-        ++fault_counts_["truncated"];
-        break;
-      case Fault::kCorrupt: {
-        // A well-formed packet in the sequence whose readouts are each broken in one known way.
-        // (MIRACLES checks no group: its out-of-range group is an x outside the grid.)
-        const char* const group_counter =
-            config_.instrument == Instrument::kMiracles ? "readout_pixel" : "readout_group";
-        const char* const reasons[] = {"readout_length",        "readout_fiber",
-                                       "readout_fen",           group_counter,
-                                       "readout_time_fraction", "readout_amplitude_zero"};
-        for (int k = 0; k < 6; ++k) {
-          const auto reason = static_cast<unsigned>(below(6));
-          CaenReadout r = readout_of(*recipes_.find(recipes_.reachable()[0]), pulse_ns + 1000);
-          r.fiber = static_cast<std::uint8_t>(r.fiber & ~1U);
-          if (reason == 0) r.data_length = 23;
-          if (reason == 1) r.fiber = 24 + static_cast<std::uint8_t>(below(200));
-          if (reason == 2) r.fen = 24 + static_cast<std::uint8_t>(below(200));
-          if (reason == 3) r.group = 255;
-          if (reason == 4) r.time_low = ess::kTicksPerSecond;
-          if (reason == 5) r.a = r.b = r.c = r.d = 0;
-          write_readout(packets_.append(index, kReadoutSize), r);
-          ++fault_counts_[reasons[reason]];
-        }
-        const std::span<const std::uint8_t> corrupt =
-            packets_.finish(index, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
-        junk.assign(corrupt.begin(), corrupt.end());
-        ++fault_counts_["corrupt"];
-        break;
-      }
+  // The corrupt fault: a well-formed packet in the sequence whose readouts are each broken in
+  // one known way (the header faults are gen::FaultInjector's). (MIRACLES checks no group: its
+  // out-of-range group is an x outside the grid.)
+  void write_corrupt(unsigned queue, std::uint64_t pulse_ns) {
+    const char* const group_counter =
+        config_.instrument == Instrument::kMiracles ? "readout_pixel" : "readout_group";
+    const char* const reasons[] = {"readout_length",        "readout_fiber",
+                                   "readout_fen",           group_counter,
+                                   "readout_time_fraction", "readout_amplitude_zero"};
+    for (int k = 0; k < 6; ++k) {
+      const auto reason = static_cast<unsigned>(below(6));
+      CaenReadout r = readout_of(*recipes_.find(recipes_.reachable()[0]), pulse_ns + 1000);
+      r.fiber = static_cast<std::uint8_t>(r.fiber & ~1U);
+      if (reason == 0) r.data_length = 23;
+      if (reason == 1) r.fiber = 24 + static_cast<std::uint8_t>(below(200));
+      if (reason == 2) r.fen = 24 + static_cast<std::uint8_t>(below(200));
+      if (reason == 3) r.group = 255;
+      if (reason == 4) r.time_low = ess::kTicksPerSecond;
+      if (reason == 5) r.a = r.b = r.c = r.d = 0;
+      write_readout(packets_.append(queue, kReadoutSize), r);
+      stream_.faults().count(reasons[reason]);
     }
-    send(junk);
-  }
-
-  void send(std::span<const std::uint8_t> bytes) {
-    if (!sender_.send(bytes.data(), static_cast<std::uint32_t>(bytes.size())))
-      throw std::runtime_error(sender_.error());
-    ++sent_packets_;
   }
 
   const Settings& s_;
   const CaenConfig& config_;
   const Recipes& recipes_;
-  std::mt19937_64 rng_;
-  gen::Pacer pacer_;
-  gen::PacketSender sender_;
-  ess::PacketAssembler packets_;
-  std::vector<Fault> faults_;
+  gen::Random rng_;
+  gen::EssStream stream_;
+  ess::PacketAssembler& packets_;  // stream_'s
   std::ofstream truth_;
-  std::chrono::steady_clock::time_point start_;
   std::uint64_t spacing_ = 0;
-  std::uint64_t sent_packets_ = 0, data_packets_ = 0, readouts_ = 0, neutrons_ = 0, noise_ = 0;
+  std::uint64_t readouts_ = 0, neutrons_ = 0, noise_ = 0;
   std::uint64_t late_ = 0;  // neutrons of the previous pulse (counted in neutrons_ too)
-  std::map<std::string, std::uint64_t> fault_counts_;
 };
 
 }  // namespace
 }  // namespace efu::caen
 
 int main(int argc, char** argv) {
+  namespace gen = efu::gen;
   using efu::caen::Settings;
   Settings s;
   CLI::App app{
       "Simulated neutrons of a CAEN charge-division instrument (LoKI, BIFROST, CSPEC, MIRACLES) as "
       "ESS CAEN readout over UDP"};
-  app.add_option("--host", s.host, "Destination host name or IPv4/IPv6 address")
-      ->capture_default_str();
-  app.add_option("--port", s.port, "Destination UDP port")
-      ->check(CLI::Range(1, 65535))
-      ->capture_default_str();
+  gen::add_destination_options(app, s);
   app.add_option("--geometry", s.geometry,
                  "Instrument config JSON, the facility's format (default: the shipped loki.json)");
   app.add_option("--calibration", s.calibration,
                  "Calibration JSON (default: the shipped one of the instrument)");
-  app.add_option("--neutrons-per-pulse", s.neutrons_per_pulse, "Neutrons per 14 Hz pulse")
-      ->capture_default_str();
-  app.add_option("--pulses", s.pulses, "Stop after this many pulses (0: no limit)");
-  app.add_option("--count", s.count, "Stop at the first pulse end after this many packets");
-  app.add_option("--duration", s.duration_s, "Stop at the first pulse end after this many seconds");
-  app.add_option("--rate-pps", s.rate_pps, "Packets per second (0: as fast as possible)");
-  app.add_option("--rate-gbps", s.rate_gbps, "Gbit/s of UDP payload (instead of --rate-pps)");
-  app.add_option("--size", s.size, "Largest packet, bytes")
-      ->check(CLI::Range(56, 8972))
-      ->capture_default_str();
+  gen::add_pulse_options(app, s, /*min_size=*/56, /*gso=*/false);
   app.add_option("--shape", s.shape,
                  "Neutron positions: uniform (over the reachable pixels), spot or ring")
       ->check(CLI::IsMember({"uniform", "spot", "ring"}))
@@ -662,34 +530,12 @@ int main(int argc, char** argv) {
                  "Neutrons of the previous pulse sent with each pulse's readouts (efu measures "
                  "their TOF against the previous pulse)")
       ->check(CLI::Range(0, 8000));
-  app.add_option("--queues", s.queues, "ESS output queues (ring % queues)")
-      ->check(CLI::Range(1, 12))
-      ->capture_default_str();
-  app.add_option("--header-version", s.header_version, "ESS header version")
-      ->check(CLI::Range(0, 1))
-      ->capture_default_str();
-  app.add_option("--seed", s.seed, "Random seed")->capture_default_str();
-  app.add_option("--start-time-ns", s.start_time_ns, "First pulse time (default: now)");
-  app.add_option("--ground-truth", s.ground_truth,
-                 "Write one line per neutron here: pulse_ns tof_ns pixel");
-  app.add_option("--summary", s.summary, "Write what was sent here, as JSON");
-  app.add_option("--fault-fraction", s.fault_fraction,
-                 "Extra damaged packet after this fraction of packets")
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--fault-kinds", s.fault_kinds,
-                 "Comma list: cookie,truncated,version,type,corrupt")
-      ->capture_default_str();
+  gen::add_stream_options(app, s, "ESS output queues (ring % queues)",
+                          "Write one line per neutron here: pulse_ns tof_ns pixel",
+                          efu::caen::kFaults);
   CLI11_PARSE(app, argc, argv);
-  try {
-    if (s.pulses == 0 && s.count == 0 && s.duration_s <= 0) {
-      throw efu::ConfigError(
-          "--pulses/--count/--duration: none given; expected at least one limit");
-    }
-    if (s.noise_per_pulse > s.neutrons_per_pulse) {
-      throw efu::ConfigError(
-          "--noise-per-pulse: '" + std::to_string(s.noise_per_pulse) +
-          "' is more than --neutrons-per-pulse; expected at most one per neutron");
-    }
+  return gen::run_main(efu::caen::kProgram, [&] {
+    gen::check_options(s);
     efu::caen::CaenSettings settings;
     settings.geometry_path = s.geometry.empty() ? efu::caen::default_geometry_path() : s.geometry;
     settings.calibration_path = s.calibration;
@@ -699,12 +545,5 @@ int main(int argc, char** argv) {
     generator.run();
     generator.write_summary();
     generator.print_summary();
-  } catch (const efu::ConfigError& e) {
-    std::fprintf(stderr, "efu-caen-gen: %s\n", e.what());
-    return efu::kExitConfigError;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "efu-caen-gen: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  });
 }

@@ -14,6 +14,7 @@
 #include "efu/errors.h"
 #include "efu/gen/pacer.h"
 #include "efu/gen/packet_sender.h"
+#include "udp_receiver.h"
 
 namespace efu::gen {
 namespace {
@@ -46,34 +47,7 @@ TEST(Pacer, AStopRequestEndsTheWait) {
   EXPECT_LT(Pacer::Clock::now(), pacer.due(1000, 0));
 }
 
-class Receiver {
- public:
-  Receiver() {
-    fd_ = socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    timeval tv{2, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~Receiver() { close(fd_); }
-  std::uint16_t port() const { return port_; }
-  /// The next datagram, or an empty vector after 2 s without one.
-  std::vector<std::uint8_t> next() {
-    std::vector<std::uint8_t> buf(65536);
-    const ssize_t n = recv(fd_, buf.data(), buf.size(), 0);
-    buf.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-    return buf;
-  }
-
- private:
-  int fd_;
-  std::uint16_t port_;
-};
+using Receiver = test::UdpReceiver;
 
 TEST(PacketSender, SendsEveryDatagramInBatchesAndCountsThem) {
   Receiver rx;

@@ -1,0 +1,132 @@
+// The ESS readout stream of a detector generator: packets assembled per output queue, sent paced
+// (gen::Pacer, gen::PacketSender), header faults injected after good packets (gen::FaultInjector),
+// pulses on the ESS 14 Hz ticks until --pulses / --count / --duration. The detector writes its
+// readouts into packets() and hands each finished packet to send_data().
+//
+//   gen::EssStream stream(o, "efu-mygen", kMyType, kAcceptedFaults, kOtherType);
+//   stream.run_pulses([&](std::uint64_t pulse, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+//     ... write readouts with stream.packets().append(q, n); when a queue is full:
+//     stream.send_data(q, stream.packets().finish(q, to_ess(pulse_ns), to_ess(prev_ns)), pulse_ns,
+//                      prev_ns, rng, [&](unsigned q) { ... broken readouts into q ... });
+//   });
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "efu/ess/ess_time.h"
+#include "efu/ess/packet_assembler.h"
+#include "efu/gen/faults.h"
+#include "efu/gen/generator_options.h"
+#include "efu/gen/pacer.h"
+#include "efu/gen/packet_sender.h"
+#include "efu/gen/random.h"
+#include "efu/gen/result_files.h"
+
+namespace efu::gen {
+
+inline constexpr std::uint64_t kPulsePeriodNs = 1'000'000'000 / 14;  // 71.43 ms, the ESS 14 Hz
+/// The earliest neutron of a pulse, after the pulse time.
+inline constexpr std::uint64_t kFirstTofNs = 10'000;
+/// The span a pulse's neutrons are spread over from kFirstTofNs. It ends 100 us before the next
+/// pulse, so every neutron and its hits belong to their own pulse.
+inline constexpr std::uint64_t kNeutronWindowNs = kPulsePeriodNs - kFirstTofNs - 100'000;
+
+class EssStream {
+ public:
+  /// Connects, then parses --fault-kinds against the kinds `faults` (ConfigError on a bad --host,
+  /// --gso or --fault-kinds, in that order). `type` is the detector's ESS type byte, `wrong_type`
+  /// what a kType fault writes instead.
+  EssStream(const GeneratorOptions& o, const std::string& program, std::uint8_t type,
+            std::span<const Fault> faults, std::uint8_t wrong_type = 0);
+  EssStream(const EssStream&) = delete;
+  EssStream& operator=(const EssStream&) = delete;
+
+  ess::PacketAssembler& packets() noexcept { return packets_; }
+  FaultInjector& faults() noexcept { return faults_; }
+  const FaultInjector& faults() const noexcept { return faults_; }
+
+  /// Calls on_pulse(index, pulse_ns, prev_pulse_ns) for each pulse, from --start-time-ns (0: now)
+  /// every kPulsePeriodNs, until --pulses pulses, or at the first pulse end after --count packets
+  /// or --duration seconds; then sends what is queued. Pulse times sit on ESS ticks, so what efu
+  /// decodes is exactly what the ground truth says. The first pulse's previous pulse time is
+  /// one period earlier, not on a tick. Throws on a fatal send error.
+  template <typename OnPulse>
+  void run_pulses(OnPulse&& on_pulse) {
+    const auto start = std::chrono::steady_clock::now();
+    pacer_.restart();
+    std::uint64_t start_ns = start_time_ns_;
+    if (start_ns == 0) {
+      start_ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count());
+    }
+    std::uint64_t prev_pulse = start_ns - kPulsePeriodNs;
+    for (std::uint64_t pulse = 0;; ++pulse) {
+      if (pulses_ != 0 && pulse >= pulses_) break;
+      if (count_ != 0 && sent_packets_ >= count_) break;
+      if (duration_s_ > 0 &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >=
+              duration_s_) {
+        break;
+      }
+      const ess::EssTime pulse_ess = ess::to_ess(start_ns + pulse * kPulsePeriodNs);
+      const std::uint64_t pulse_ns = ess::to_ns(pulse_ess.high, pulse_ess.low);
+      on_pulse(pulse, pulse_ns, prev_pulse);
+      prev_pulse = pulse_ns;
+    }
+    if (!sender_.flush()) throw std::runtime_error(sender_.error());
+  }
+
+  /// Sends `packet` (queue's finished packet, or the detector's reordering of it) as data, then,
+  /// with --fault-fraction, a fault after it: a header fault made here, or for kCorrupt the packet
+  /// write_corrupt(queue) fills with broken readouts (it counts each with faults().count()).
+  template <typename WriteCorrupt>
+  void send_data(unsigned queue, std::span<const std::uint8_t> packet, std::uint64_t pulse_ns,
+                 std::uint64_t prev_ns, Random& rng, WriteCorrupt&& write_corrupt) {
+    send(packet);
+    ++data_packets_;
+    const auto kind = faults_.draw(rng);
+    if (!kind) return;
+    if (*kind != Fault::kCorrupt) {
+      send(faults_.damage(*kind, packet, rng));
+      return;
+    }
+    write_corrupt(queue);
+    send(packets_.finish(queue, ess::to_ess(pulse_ns), ess::to_ess(prev_ns)));
+    faults_.count(fault_name(Fault::kCorrupt));
+  }
+
+  /// Sends one datagram (counted in sent_packets()); throws on a fatal send error.
+  void send(std::span<const std::uint8_t> bytes);
+
+  /// The summary keys the stream knows, which open and close every generator's summary:
+  /// "packets", "data_packets" (add_sent) and "send_errors", "faults" (add_errors).
+  SummaryJson& add_sent(SummaryJson& json) const;
+  SummaryJson& add_errors(SummaryJson& json) const;
+  /// The line on stdout at the end: "sent P packets (D data), R readouts, N neutrons, M <noise>,
+  /// E send errors".
+  void print_summary(std::uint64_t readouts, std::uint64_t neutrons, std::uint64_t noise,
+                     const char* noise_name) const;
+
+  std::uint64_t sent_packets() const noexcept { return sent_packets_; }
+  std::uint64_t data_packets() const noexcept { return data_packets_; }
+  std::uint64_t send_errors() const noexcept { return sender_.send_errors(); }
+
+ private:
+  std::uint64_t pulses_;
+  std::uint64_t count_;
+  double duration_s_;
+  std::uint64_t start_time_ns_;
+  Pacer pacer_;
+  PacketSender sender_;  // after pacer_: it holds a reference to it
+  ess::PacketAssembler packets_;
+  FaultInjector faults_;  // after sender_: a bad --host is reported first
+  std::uint64_t sent_packets_ = 0;
+  std::uint64_t data_packets_ = 0;
+};
+
+}  // namespace efu::gen

@@ -1,0 +1,44 @@
+#include "efu/gen/ess_stream.h"
+
+#include <cstdio>
+
+namespace efu::gen {
+
+EssStream::EssStream(const GeneratorOptions& o, const std::string& program, std::uint8_t type,
+                     std::span<const Fault> faults, std::uint8_t wrong_type)
+    : pulses_(o.pulses),
+      count_(o.count),
+      duration_s_(o.duration_s),
+      start_time_ns_(o.start_time_ns),
+      pacer_(rate_of(o)),
+      sender_(sender_settings(o, program), pacer_),
+      packets_(type, static_cast<std::uint8_t>(o.header_version), o.size, o.queues),
+      faults_(parse_fault_kinds(o.fault_kinds, faults, o.fault_fraction), o.fault_fraction,
+              wrong_type) {}
+
+void EssStream::send(std::span<const std::uint8_t> bytes) {
+  if (!sender_.send(bytes.data(), static_cast<std::uint32_t>(bytes.size()))) {
+    throw std::runtime_error(sender_.error());
+  }
+  ++sent_packets_;
+}
+
+SummaryJson& EssStream::add_sent(SummaryJson& json) const {
+  return json.number("packets", sent_packets_).number("data_packets", data_packets_);
+}
+
+SummaryJson& EssStream::add_errors(SummaryJson& json) const {
+  return json.number("send_errors", send_errors()).counts("faults", faults_.counts());
+}
+
+void EssStream::print_summary(std::uint64_t readouts, std::uint64_t neutrons, std::uint64_t noise,
+                              const char* noise_name) const {
+  std::printf(
+      "sent %llu packets (%llu data), %llu readouts, %llu neutrons, %llu %s, %llu send errors\n",
+      static_cast<unsigned long long>(sent_packets_),
+      static_cast<unsigned long long>(data_packets_), static_cast<unsigned long long>(readouts),
+      static_cast<unsigned long long>(neutrons), static_cast<unsigned long long>(noise), noise_name,
+      static_cast<unsigned long long>(send_errors()));
+}
+
+}  // namespace efu::gen

@@ -1,0 +1,332 @@
+// The parts every ESS detector generator shares (common/include/efu/gen/): --fault-kinds parsing,
+// header faults, the shared options, the pulse loop and data/fault sending of EssStream, and the
+// summary and ground-truth files.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <gtest/gtest.h>
+
+#include "config_error_of.h"
+#include "efu/errors.h"
+#include "efu/ess/ess_time.h"
+#include "efu/gen/ess_stream.h"
+#include "efu/gen/faults.h"
+#include "efu/gen/generator_options.h"
+#include "efu/gen/random.h"
+#include "efu/gen/result_files.h"
+#include "udp_receiver.h"
+
+namespace efu::gen {
+namespace {
+
+using test::config_error_of;
+
+constexpr Fault kAll[] = {Fault::kCookie, Fault::kTruncated, Fault::kVersion, Fault::kType,
+                          Fault::kCorrupt};
+constexpr Fault kNoType[] = {Fault::kCookie, Fault::kTruncated, Fault::kVersion, Fault::kCorrupt};
+
+// An ESS V1 header (design.md 5.1) and one 4-byte block: 36 bytes, type 0x34, queue 2,
+// pulse 100 s + 7 ticks, previous pulse 99 s + 5 ticks, sequence 9.
+const std::vector<std::uint8_t> kPacket = {
+    0x00, 0x01, 'E',  'S',  'S',  0x34, 0x24, 0x00,  // padding, version, cookie, type, length 36
+    0x02, 0x00,                                      // output queue, time source
+    0x64, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00,  // pulse high, low
+    0x63, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00,  // previous pulse high, low
+    0x09, 0x00, 0x00, 0x00, 0x00, 0x00,              // sequence, padding (V1)
+    0xA1, 0xA2, 0xA3, 0xA4};                         // a block
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string temp_path(const char* name) {
+  return ::testing::TempDir() + "/generator_parts_" + name;
+}
+
+TEST(FaultKinds, ParsesTheAcceptedNamesKeepingRepeatsAndOrder) {
+  EXPECT_EQ(parse_fault_kinds("cookie,type,cookie,corrupt", kAll, 0.5),
+            (std::vector<Fault>{Fault::kCookie, Fault::kType, Fault::kCookie, Fault::kCorrupt}));
+  EXPECT_EQ(parse_fault_kinds("truncated,version", kNoType, 0.5),
+            (std::vector<Fault>{Fault::kTruncated, Fault::kVersion}));
+  EXPECT_EQ(fault_list(kAll), "cookie,truncated,version,type,corrupt");
+  EXPECT_EQ(fault_list(kNoType), "cookie,truncated,version,corrupt");
+}
+
+TEST(FaultKinds, ANameTheGeneratorDoesNotMakeIsAOneLineError) {
+  EXPECT_EQ(config_error_of([] { parse_fault_kinds("cookie,type", kNoType, 0.1); }),
+            "--fault-kinds: 'type' is not valid; expected cookie, truncated, version or corrupt");
+  EXPECT_EQ(config_error_of([] { parse_fault_kinds("bogus", kAll, 0); }),
+            "--fault-kinds: 'bogus' is not valid; expected cookie, truncated, version, type or "
+            "corrupt");
+  EXPECT_EQ(config_error_of([] { parse_fault_kinds(",cookie", kAll, 0.1); }),
+            "--fault-kinds: '' is not valid; expected cookie, truncated, version, type or corrupt");
+}
+
+TEST(FaultKinds, AnEmptyListIsAnErrorOnlyWhenFaultsAreAskedFor) {
+  EXPECT_TRUE(parse_fault_kinds("", kAll, 0).empty());
+  EXPECT_EQ(config_error_of([] { parse_fault_kinds("", kAll, 0.1); }),
+            "--fault-kinds: empty; expected at least one kind when --fault-fraction > 0");
+}
+
+TEST(FaultInjector, WithoutAFractionItNeverDrawsNorConsumesRandomness) {
+  FaultInjector faults({Fault::kCookie}, 0, 0);
+  Random rng(5), same(5);
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(faults.draw(rng).has_value());
+  EXPECT_EQ(rng.below(1'000'000'000), same.below(1'000'000'000));
+}
+
+TEST(FaultInjector, AtFractionOneEveryPacketGetsAKindFromTheList) {
+  FaultInjector faults({Fault::kVersion, Fault::kType}, 1, 0);
+  Random rng(1);
+  int version = 0, type = 0;
+  for (int i = 0; i < 200; ++i) {
+    const auto kind = faults.draw(rng);
+    ASSERT_TRUE(kind.has_value());
+    ASSERT_TRUE(*kind == Fault::kVersion || *kind == Fault::kType);
+    (*kind == Fault::kVersion ? version : type) += 1;
+  }
+  EXPECT_GT(version, 0);
+  EXPECT_GT(type, 0);
+  EXPECT_TRUE(faults.counts().empty());  // drawing is not sending: nothing counted yet
+}
+
+TEST(FaultInjector, HeaderFaultsDamageOneKnownByteOfACopy) {
+  FaultInjector faults({}, 0, 0x48);
+  Random rng(3);
+  const std::vector<std::uint8_t> good = kPacket;
+  struct Case {
+    Fault kind;
+    std::size_t offset;
+    std::uint8_t value;
+  };
+  for (const Case c :
+       {Case{Fault::kCookie, 3, 'X'}, Case{Fault::kVersion, 1, 5}, Case{Fault::kType, 5, 0x48}}) {
+    const auto junk = faults.damage(c.kind, good, rng);
+    std::vector<std::uint8_t> expected = kPacket;
+    expected[c.offset] = c.value;
+    EXPECT_EQ(std::vector<std::uint8_t>(junk.begin(), junk.end()), expected) << fault_name(c.kind);
+  }
+  EXPECT_EQ(good, kPacket);  // the good packet is untouched
+  EXPECT_EQ(faults.counts(),
+            (std::map<std::string, std::uint64_t>{{"cookie", 1}, {"type", 1}, {"version", 1}}));
+}
+
+TEST(FaultInjector, ATruncatedPacketIsAShorterPrefix) {
+  FaultInjector faults({}, 0, 0);
+  Random rng(11);
+  for (int i = 0; i < 50; ++i) {
+    const auto junk = faults.damage(Fault::kTruncated, kPacket, rng);
+    ASSERT_GE(junk.size(), 1U);
+    ASSERT_LT(junk.size(), kPacket.size());
+    EXPECT_TRUE(std::equal(junk.begin(), junk.end(), kPacket.begin()));
+  }
+  EXPECT_EQ(faults.counts().at("truncated"), 50U);
+}
+
+TEST(GeneratorOptions, RegistersTheSharedOptionsWithTheirDefaults) {
+  GeneratorOptions o;
+  CLI::App app;
+  add_destination_options(app, o);
+  add_pulse_options(app, o, 56, false);
+  add_stream_options(app, o, "queues", "truth", kNoType);
+  EXPECT_EQ(o.fault_kinds, "cookie,truncated,version,corrupt");
+  EXPECT_EQ(app.get_option("--fault-kinds")->get_description(),
+            "Comma list: cookie,truncated,version,corrupt");
+  EXPECT_THROW(app.get_option("--gso"), CLI::OptionNotFound);
+  EXPECT_NO_THROW(app.parse("--host ::1 --port 9100 --pulses 7", false));
+  EXPECT_EQ(o.host, "::1");
+  EXPECT_EQ(o.port, 9100);
+  EXPECT_EQ(o.pulses, 7U);
+  EXPECT_EQ(o.size, 8972U);
+  EXPECT_EQ(o.neutrons_per_pulse, 1000U);
+  EXPECT_THROW(app.parse("--size 40", false), CLI::ValidationError);
+
+  GeneratorOptions g;
+  CLI::App with_gso;
+  add_pulse_options(with_gso, g, 52, true);
+  with_gso.parse("--size 52 --gso", false);
+  EXPECT_TRUE(g.gso);
+  EXPECT_EQ(g.size, 52U);
+  EXPECT_TRUE(sender_settings(g, "efu-x").gso);
+  EXPECT_EQ(sender_settings(g, "efu-x").max_size, 52U);
+}
+
+TEST(GeneratorOptions, ARunNeedsALimitAndAtMostOneNoiseHitPerNeutron) {
+  GeneratorOptions o;
+  EXPECT_EQ(config_error_of([&] { check_options(o); }),
+            "--pulses/--count/--duration: none given; expected at least one limit");
+  o.duration_s = 0.5;
+  EXPECT_EQ(config_error_of([&] { check_options(o); }), "");
+  o.neutrons_per_pulse = 3;
+  o.noise_per_pulse = 4;
+  EXPECT_EQ(config_error_of([&] { check_options(o); }),
+            "--noise-per-pulse: '4' is more than --neutrons-per-pulse; expected at most one per "
+            "neutron");
+  o.rate_pps = 10;
+  o.rate_gbps = 2;
+  EXPECT_EQ(rate_of(o).pps, 10);
+  EXPECT_EQ(rate_of(o).gbps, 0);  // --rate-pps wins
+}
+
+TEST(RunMain, ExitCodesAreTwoForConfigErrorsAndOneForOthers) {
+  EXPECT_EQ(run_main("efu-x", [] {}), 0);
+  EXPECT_EQ(run_main("efu-x", [] { throw ConfigError("--x: bad"); }), kExitConfigError);
+  EXPECT_EQ(run_main("efu-x", [] { throw std::runtime_error("send failed"); }), 1);
+}
+
+TEST(SummaryJson, OneObjectOnOneLineInTheOrderAdded) {
+  const std::string path = temp_path("summary.json");
+  SummaryJson()
+      .text("instrument", "loki")
+      .number("packets", 12)
+      .flag("exact_truth", false)
+      .counts("faults", {{"version", 2}, {"cookie", 1}})
+      .counts("none", {})
+      .write(path);
+  EXPECT_EQ(read_file(path),
+            "{\"instrument\": \"loki\", \"packets\": 12, \"exact_truth\": false, \"faults\": "
+            "{\"cookie\": 1, \"version\": 2}, \"none\": {}}\n");
+  std::remove(path.c_str());
+  SummaryJson().number("packets", 1).write("");  // no --summary: nothing written, no error
+}
+
+TEST(GroundTruth, OpensWithItsHeaderLineOrFailsInOneLine) {
+  const std::string path = temp_path("truth.txt");
+  {
+    std::ofstream truth = open_ground_truth(path, "# pulse_time_ns tof_ns pixel");
+    truth << "1 2 3\n";
+  }
+  EXPECT_EQ(read_file(path), "# pulse_time_ns tof_ns pixel\n1 2 3\n");
+  std::remove(path.c_str());
+  EXPECT_FALSE(open_ground_truth("", "# x").is_open());
+  EXPECT_EQ(config_error_of([] { open_ground_truth("/nonexistent-dir/truth", "# x"); }),
+            "--ground-truth: '/nonexistent-dir/truth' cannot be written");
+}
+
+using Receiver = test::UdpReceiver;
+
+/// One pulse to `port` in packets of at most 100 bytes on two queues; every packet followed by a
+/// fault of `fault_kinds` if given.
+GeneratorOptions stream_options(int port, const char* fault_kinds = "") {
+  GeneratorOptions o;
+  o.port = port;
+  o.size = 100;
+  o.queues = 2;
+  o.pulses = 1;
+  o.fault_kinds = fault_kinds;
+  o.fault_fraction = o.fault_kinds.empty() ? 0 : 1;
+  return o;
+}
+
+std::span<const std::uint8_t> packet_with_block(EssStream& stream, unsigned queue,
+                                                std::uint8_t fill) {
+  std::uint8_t* block = stream.packets().append(queue, 4);
+  std::fill(block, block + 4, fill);
+  return stream.packets().finish(queue, ess::to_ess(2'000'000'000), ess::to_ess(1'000'000'000));
+}
+
+TEST(EssStream, AHeaderFaultFollowsItsGoodPacketAsAnExtraPacket) {
+  Receiver rx;
+  EssStream stream(stream_options(rx.port(), "version"), "efu-test-gen", 0x34, kAll);
+  Random rng(1);
+  int corrupt_calls = 0;
+  stream.send_data(1, packet_with_block(stream, 1, 0xAB), 2'000'000'000, 1'000'000'000, rng,
+                   [&](unsigned) { ++corrupt_calls; });
+  stream.run_pulses([](std::uint64_t, std::uint64_t, std::uint64_t) {});  // flushes
+  const auto good = rx.next();
+  const auto bad = rx.next();
+  ASSERT_EQ(good.size(), 36U);  // a V1 header and the block
+  EXPECT_EQ(good[1], 1);
+  EXPECT_EQ(good[5], 0x34);
+  EXPECT_EQ(good[8], 1);  // output queue
+  EXPECT_EQ(good[35], 0xAB);
+  std::vector<std::uint8_t> expected = good;
+  expected[1] = 5;
+  EXPECT_EQ(bad, expected);
+  EXPECT_EQ(corrupt_calls, 0);
+  EXPECT_EQ(stream.sent_packets(), 2U);
+  EXPECT_EQ(stream.data_packets(), 1U);
+  EXPECT_EQ(stream.faults().counts(), (std::map<std::string, std::uint64_t>{{"version", 1}}));
+}
+
+TEST(EssStream, ACorruptFaultIsTheDetectorsPacketNextInTheQueuesSequence) {
+  Receiver rx;
+  EssStream stream(stream_options(rx.port(), "corrupt"), "efu-test-gen", 0x34, kAll);
+  Random rng(1);
+  stream.send_data(0, packet_with_block(stream, 0, 0x11), 2'000'000'000, 1'000'000'000, rng,
+                   [&](unsigned queue) {
+                     std::uint8_t* block = stream.packets().append(queue, 4);
+                     std::fill(block, block + 4, 0xEE);
+                     stream.faults().count("readout_broken");
+                   });
+  stream.run_pulses([](std::uint64_t, std::uint64_t, std::uint64_t) {});
+  const auto good = rx.next();
+  const auto corrupt = rx.next();
+  ASSERT_EQ(good.size(), 36U);
+  ASSERT_EQ(corrupt.size(), 36U);
+  EXPECT_EQ(good[26], 0);  // sequence numbers of queue 0: 0, then 1
+  EXPECT_EQ(corrupt[26], 1);
+  EXPECT_EQ(corrupt[35], 0xEE);
+  EXPECT_EQ(stream.sent_packets(), 2U);
+  EXPECT_EQ(stream.data_packets(), 1U);
+  EXPECT_EQ(stream.faults().counts(),
+            (std::map<std::string, std::uint64_t>{{"corrupt", 1}, {"readout_broken", 1}}));
+}
+
+TEST(EssStream, PulsesSitOnEssTicksOnePeriodApartUntilThePulseLimit) {
+  Receiver rx;
+  GeneratorOptions o = stream_options(rx.port());
+  o.pulses = 3;
+  o.start_time_ns = 1'700'000'000'000'000'000;
+  EssStream stream(o, "efu-test-gen", 0x34, kAll);
+  std::vector<std::array<std::uint64_t, 3>> calls;
+  stream.run_pulses([&](std::uint64_t pulse, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    calls.push_back({pulse, pulse_ns, prev_ns});
+  });
+  ASSERT_EQ(calls.size(), 3U);
+  EXPECT_EQ(calls[0][2], o.start_time_ns - kPulsePeriodNs);
+  for (std::uint64_t i = 0; i < calls.size(); ++i) {
+    const auto [pulse, pulse_ns, prev_ns] = calls[i];
+    EXPECT_EQ(pulse, i);
+    const ess::EssTime t = ess::to_ess(pulse_ns);
+    EXPECT_EQ(ess::to_ns(t.high, t.low), pulse_ns);  // on a tick
+    const std::uint64_t nominal = o.start_time_ns + i * kPulsePeriodNs;
+    EXPECT_LE(pulse_ns > nominal ? pulse_ns - nominal : nominal - pulse_ns, 6U);
+    if (i > 0) {
+      EXPECT_EQ(prev_ns, calls[i - 1][1]);
+    }
+  }
+}
+
+TEST(EssStream, ThePacketLimitEndsTheRunAtTheFirstPulseEndAfterIt) {
+  Receiver rx;
+  GeneratorOptions o = stream_options(rx.port());
+  o.pulses = 0;
+  o.count = 3;
+  EssStream stream(o, "efu-test-gen", 0x34, kAll);
+  Random rng(1);
+  std::uint64_t pulses = 0;
+  stream.run_pulses([&](std::uint64_t, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    ++pulses;
+    for (unsigned q = 0; q < 2; ++q) {
+      stream.send_data(q, packet_with_block(stream, q, 0x22), pulse_ns, prev_ns, rng,
+                       [](unsigned) {});
+    }
+  });
+  EXPECT_EQ(pulses, 2U);  // 2 packets after the first pulse, 4 after the second
+  EXPECT_EQ(stream.sent_packets(), 4U);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(rx.next().size(), 36U) << i;
+}
+
+}  // namespace
+}  // namespace efu::gen
