@@ -4,8 +4,12 @@ efu process's UDP port, and reading efu's x5f2 status and ev44 events back from 
 Every wait here is bounded; nothing asserts on elapsed time.
 """
 import json
+import os
+import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -157,3 +161,68 @@ def read_events(broker, topic):
         return messages
     finally:
         c.close()
+
+
+def run_efu_and_generator(build_dir, broker, name, efu_args, generator, gen_args):
+    """One end-to-end run on 127.0.0.1 with topics of its own: efu (bin/efu plus `efu_args`)
+    until its port is bound, then the generator (bin/<generator> plus `gen_args`, with host,
+    port, ground truth and summary added) to the end, then efu until its status shows every
+    packet (or stops moving), then SIGTERM. Returns a dict: sent (the generator's summary),
+    stats (efu's final counters), truth_path, events_topic."""
+    work = tempfile.mkdtemp(prefix=name + "-e2e-")
+    run_id = "%s_%d_%s" % (name, os.getpid(), uuid.uuid4().hex[:8])
+    events_topic, status_topic = "e2e_events_" + run_id, "e2e_status_" + run_id
+    port = free_udp_port()
+    stats_path = os.path.join(work, "stats.json")
+    truth_path = os.path.join(work, "truth.txt")
+    summary_path = os.path.join(work, "summary.json")
+    efu = subprocess.Popen(
+        [os.path.join(build_dir, "bin", "efu")] + efu_args +
+        ["--bind", "127.0.0.1", "--port", str(port), "--broker", broker,
+         "--events-topic", events_topic, "--status-topic", status_topic,
+         "--stats-json", stats_path, "--stats-interval", "0.5", "--log-level", "warn"])
+    try:
+        wait_for(lambda: udp_port_bound(port), "efu to bind UDP port %d" % port, 20, efu)
+        subprocess.run([os.path.join(build_dir, "bin", generator), "--host", "127.0.0.1",
+                        "--port", str(port), "--ground-truth", truth_path,
+                        "--summary", summary_path] + gen_args, check=True, timeout=120)
+        with open(summary_path) as f:
+            sent = json.load(f)
+        check(sent["send_errors"] == 0, "generator send errors: %d" % sent["send_errors"])
+        status_counters(broker, status_topic, sent["packets"], efu)
+        efu.send_signal(signal.SIGTERM)
+        check(efu.wait(timeout=60) == 0, "efu exit code %d" % efu.returncode)
+    finally:
+        if efu.poll() is None:
+            efu.kill()
+            efu.wait()
+    with open(stats_path) as f:
+        stats = json.load(f)
+    return {"sent": sent, "stats": stats, "truth_path": truth_path, "events_topic": events_topic}
+
+
+def events_of(messages, source_name):
+    """(pulse time, TOF, pixel) of every event in the ev44 messages, which must come from
+    `source_name` with consecutive message_ids."""
+    check(len(messages) > 0, "no ev44 messages")
+    ids = [m.message_id for m in messages]
+    check(ids == list(range(ids[0], ids[0] + len(ids))), "message_ids not consecutive: %s" % ids[:20])
+    events = []
+    for m in messages:
+        check(m.source_name == source_name, "source_name %r" % m.source_name)
+        bounds = list(m.reference_time_index) + [len(m.time_of_flight)]
+        for i, pulse in enumerate(m.reference_time):
+            for k in range(bounds[i], bounds[i + 1]):
+                events.append((int(pulse), int(m.time_of_flight[k]), int(m.pixel_id[k])))
+    return events
+
+
+def read_truth(path, neutrons):
+    """(pulse time, TOF, pixel) per neutron from a generator's ground-truth file."""
+    truth = []
+    with open(path) as f:
+        for line in f:
+            if not line.startswith("#"):
+                truth.append(tuple(int(v) for v in line.split()[:3]))
+    check(len(truth) == neutrons, "truth file has %d of %d neutrons" % (len(truth), neutrons))
+    return truth

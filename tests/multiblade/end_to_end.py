@@ -18,17 +18,12 @@ Asserts, against the generator's ground truth and summary:
 Every wait is bounded; nothing asserts on elapsed time.
 """
 import argparse
-import json
 import os
-import signal
-import subprocess
 import sys
-import tempfile
-import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from e2e_support import (check, check_events_against_truth, check_host_accounting,  # noqa: E402
-                         free_udp_port, read_events, status_counters, udp_port_bound, wait_for)
+                         events_of, read_events, read_truth, run_efu_and_generator)
 
 # The generator writes each neutron's prompt (centre-wire) hit at the neutron time and all other
 # hits 0..jitter later, so the event time (earliest hit) is the neutron time up to ESS tick
@@ -63,48 +58,21 @@ def main():
     ap.add_argument("--variant", choices=sorted(VARIANTS), default="clean")
     args = ap.parse_args()
 
-    work = tempfile.mkdtemp(prefix="mb-e2e-")
-    run_id = "%s_%d_%s" % (args.variant, os.getpid(), uuid.uuid4().hex[:8])
-    events_topic, status_topic = "mb_e2e_events_" + run_id, "mb_e2e_status_" + run_id
-    port = free_udp_port()
-    stats_path = os.path.join(work, "stats.json")
-    truth_path = os.path.join(work, "truth.txt")
-    summary_path = os.path.join(work, "summary.json")
-
     config_file, disorder, queues, threads = VARIANTS[args.variant]
     config = os.path.join(args.source_dir, "modules", "multiblade", "configs", config_file)
-    efu = subprocess.Popen(
-        [os.path.join(args.build_dir, "bin", "efu"), "--module", "multiblade",
-         "--geometry", config, "--processing-threads", str(threads),
-         "--bind", "127.0.0.1", "--port", str(port), "--broker", args.broker,
-         "--events-topic", events_topic, "--status-topic", status_topic,
-         "--stats-json", stats_path, "--stats-interval", "0.5", "--log-level", "warn"]
-        + (["--gro", "on"] if args.variant == "gso" else []))
-    try:
-        wait_for(lambda: udp_port_bound(port), "efu to bind UDP port %d" % port, 20, efu)
-        gen = [os.path.join(args.build_dir, "bin", "efu-multiblade-gen"), "--host", "127.0.0.1",
-               "--port", str(port), "--pulses", "28", "--neutrons-per-pulse", "1500",
-               "--noise-per-pulse", "100", "--queues", str(queues), "--shape", "uniform",
-               "--rate-pps", "3000", "--seed", "42", "--geometry", config,
-               "--ground-truth", truth_path, "--summary", summary_path] + disorder
-        if args.variant == "faults":
-            gen += ["--fault-fraction", "0.25", "--fault-kinds", "cookie,truncated,version,corrupt"]
-        if args.variant == "gso":
-            gen += ["--gso"]
-        subprocess.run(gen, check=True, timeout=120)
-        with open(summary_path) as f:
-            sent = json.load(f)
-        check(sent["send_errors"] == 0, "generator send errors: %d" % sent["send_errors"])
-        status_counters(args.broker, status_topic, sent["packets"], efu)
-        efu.send_signal(signal.SIGTERM)
-        check(efu.wait(timeout=60) == 0, "efu exit code %d" % efu.returncode)
-    finally:
-        if efu.poll() is None:
-            efu.kill()
-            efu.wait()
-
-    with open(stats_path) as f:
-        stats = json.load(f)
+    gen = ["--pulses", "28", "--neutrons-per-pulse", "1500", "--noise-per-pulse", "100",
+           "--queues", str(queues), "--shape", "uniform", "--rate-pps", "3000", "--seed", "42",
+           "--geometry", config] + disorder
+    if args.variant == "faults":
+        gen += ["--fault-fraction", "0.25", "--fault-kinds", "cookie,truncated,version,corrupt"]
+    if args.variant == "gso":
+        gen += ["--gso"]
+    run = run_efu_and_generator(
+        args.build_dir, args.broker, "mb_" + args.variant,
+        ["--module", "multiblade", "--geometry", config, "--processing-threads", str(threads)]
+        + (["--gro", "on"] if args.variant == "gso" else []),
+        "efu-multiblade-gen", gen)
+    sent, stats = run["sent"], run["stats"]
     faults = sent["faults"]
 
     def expect(name, want):
@@ -143,25 +111,9 @@ def main():
         check(0 < buffers < sent["packets"],
               "coalesced buffers %d: expected some, fewer than the %d packets" % (buffers, sent["packets"]))
 
-    messages = read_events(args.broker, events_topic)
-    check(len(messages) > 0, "no ev44 messages")
-    ids = [m.message_id for m in messages]
-    check(ids == list(range(ids[0], ids[0] + len(ids))), "message_ids not consecutive: %s" % ids[:20])
-    events = []
-    for m in messages:
-        check(m.source_name == "multiblade", "source_name %r" % m.source_name)
-        bounds = list(m.reference_time_index) + [len(m.time_of_flight)]
-        for i, pulse in enumerate(m.reference_time):
-            for k in range(bounds[i], bounds[i + 1]):
-                events.append((int(pulse), int(m.time_of_flight[k]), int(m.pixel_id[k])))
-
-    truth = []
-    with open(truth_path) as f:
-        for line in f:
-            if not line.startswith("#"):
-                pulse, tof, pixel = (int(v) for v in line.split()[:3])
-                truth.append((pulse, tof, pixel))
-    check(len(truth) == sent["neutrons"], "truth file has %d of %d neutrons" % (len(truth), sent["neutrons"]))
+    messages = read_events(args.broker, run["events_topic"])
+    events = events_of(messages, "multiblade")
+    truth = read_truth(run["truth_path"], sent["neutrons"])
     # Neutrons are >= 2 us apart, far more than the tolerance, so time order pairs them up.
     check_events_against_truth(events, truth, drops, TOF_TOLERANCE_NS)
     worst = 0
