@@ -510,7 +510,7 @@ int main(int argc, char** argv) {
                  "Instrument config JSON, the facility's format (default: the shipped loki.json)");
   app.add_option("--calibration", s.calibration,
                  "Calibration JSON (default: the shipped one of the instrument)");
-  gen::add_pulse_options(app, s, /*min_size=*/56, /*gso=*/false);
+  gen::add_pulse_options(app, s, /*min_size=*/56);
   app.add_option("--shape", s.shape,
                  "Neutron positions: uniform (over the reachable pixels), spot or ring")
       ->check(CLI::IsMember({"uniform", "spot", "ring"}))

@@ -339,7 +339,7 @@ int main(int argc, char** argv) {
   app.add_flag("--random-time", s.random_time,
                "Each neutron at a random time in its pulse, in no order (overlaps possible: the "
                "ground truth is then not exact)");
-  gen::add_pulse_options(app, s, /*min_size=*/52, /*gso=*/true);
+  gen::add_pulse_options(app, s, /*min_size=*/52);
   app.add_option("--shape", s.shape, "Neutron positions: uniform, spot or ring")
       ->check(CLI::IsMember({"uniform", "spot", "ring"}))
       ->capture_default_str();

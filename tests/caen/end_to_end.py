@@ -26,7 +26,8 @@ def main():
     ap.add_argument("--source-dir", required=True)
     ap.add_argument("--broker", required=True)
     ap.add_argument("--instrument", choices=["loki", "bifrost", "cspec", "miracles"], required=True)
-    ap.add_argument("--variant", choices=["clean", "faults"], default="clean")
+    # gso: the generator sends UDP GSO messages and efu receives with --gro on.
+    ap.add_argument("--variant", choices=["clean", "faults", "gso"], default="clean")
     args = ap.parse_args()
 
     geometry = os.path.join(args.source_dir, "modules", "caen", "configs", args.instrument + ".json")
@@ -37,11 +38,14 @@ def main():
            "--rate-pps", "3000", "--seed", "42"]
     if args.variant == "faults":
         gen += ["--fault-fraction", "0.25", "--fault-kinds", "cookie,truncated,version,type,corrupt"]
+    if args.variant == "gso":
+        gen += ["--gso"]
     run = run_efu_and_generator(
         args.build_dir, args.broker, "caen_%s_%s" % (args.instrument, args.variant),
         ["--module", "caen", "--geometry", geometry, "--amplitude-threshold", str(threshold)]
         # With faults, two processing threads: packets are routed by output queue (3 queues).
-        + (["--processing-threads", "2"] if args.variant == "faults" else []),
+        + (["--processing-threads", "2"] if args.variant == "faults" else [])
+        + (["--gro", "on"] if args.variant == "gso" else []),
         "efu-caen-gen", gen)
     sent, stats = run["sent"], run["stats"]
     check(sent["instrument"] == args.instrument, "generator ran %s" % sent["instrument"])
@@ -53,10 +57,14 @@ def main():
         check(got == want, "counter %s = %d, expected %d" % (name, got, want))
 
     corrupt = faults.get("corrupt", 0)
-    drops = check_host_accounting(stats, sent["packets"])
+    drops = check_host_accounting(stats, sent["packets"], gro=args.variant == "gso")
     expect("kafka.delivery.failed", 0)
     if args.variant == "faults":
         check(sum(faults.values()) > 0, "the faults variant injected no faults")
+    if args.variant == "gso":
+        buffers = stats.get("receive.gro.buffers", 0)
+        check(0 < buffers < sent["packets"],
+              "coalesced buffers %d: expected some, fewer than the %d packets" % (buffers, sent["packets"]))
     if drops == 0:  # what each packet carried, counter by counter
         expect("receive.packets", sent["packets"])
         expect("parser.essheader.packets", sent["data_packets"] + corrupt)

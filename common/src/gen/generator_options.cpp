@@ -12,7 +12,7 @@ void add_destination_options(CLI::App& app, GeneratorOptions& o) {
       ->capture_default_str();
 }
 
-void add_pulse_options(CLI::App& app, GeneratorOptions& o, std::uint32_t min_size, bool gso) {
+void add_pulse_options(CLI::App& app, GeneratorOptions& o, std::uint32_t min_size) {
   app.add_option("--neutrons-per-pulse", o.neutrons_per_pulse, "Neutrons per 14 Hz pulse")
       ->capture_default_str();
   app.add_option("--pulses", o.pulses, "Stop after this many pulses (0: no limit)");
@@ -20,10 +20,8 @@ void add_pulse_options(CLI::App& app, GeneratorOptions& o, std::uint32_t min_siz
   app.add_option("--duration", o.duration_s, "Stop at the first pulse end after this many seconds");
   app.add_option("--rate-pps", o.rate_pps, "Packets per second (0: as fast as possible)");
   app.add_option("--rate-gbps", o.rate_gbps, "Gbit/s of UDP payload (instead of --rate-pps)");
-  if (gso) {
-    app.add_flag("--gso", o.gso,
-                 "UDP GSO: consecutive same-size packets leave as one message (UDP_SEGMENT)");
-  }
+  app.add_flag("--gso", o.gso,
+               "UDP GSO: consecutive same-size packets leave as one message (UDP_SEGMENT)");
   app.add_option("--size", o.size, "Largest packet, bytes")
       ->check(CLI::Range(static_cast<int>(min_size), 8972))
       ->capture_default_str();

@@ -7,7 +7,7 @@
 //   CLI::App app{"..."};
 //   gen::add_destination_options(app, o);
 //   ... detector options ...
-//   gen::add_pulse_options(app, o, /*min_size=*/52, /*gso=*/true);
+//   gen::add_pulse_options(app, o, /*min_size=*/52);
 //   gen::add_stream_options(app, o, "ESS output queues (ring % queues)", "Write ...", kFaults);
 //   CLI11_PARSE(app, argc, argv);
 //   return gen::run_main("efu-mygen", [&] { gen::check_options(o); ... });
@@ -54,9 +54,9 @@ struct GeneratorOptions {
 
 /// --host, --port.
 void add_destination_options(CLI::App& app, GeneratorOptions& o);
-/// --neutrons-per-pulse, --pulses, --count, --duration, --rate-pps, --rate-gbps, --gso (if
-/// `gso`), --size (min_size..8972: a header and one readout at least).
-void add_pulse_options(CLI::App& app, GeneratorOptions& o, std::uint32_t min_size, bool gso);
+/// --neutrons-per-pulse, --pulses, --count, --duration, --rate-pps, --rate-gbps, --gso,
+/// --size (min_size..8972: a header and one readout at least).
+void add_pulse_options(CLI::App& app, GeneratorOptions& o, std::uint32_t min_size);
 /// --queues, --header-version, --seed, --start-time-ns, --ground-truth, --summary,
 /// --fault-fraction, --fault-kinds (the kinds `faults`, all by default).
 void add_stream_options(CLI::App& app, GeneratorOptions& o, const std::string& queues_help,
