@@ -152,7 +152,7 @@ void SequenceTracker::settle_window() noexcept {
   for (const std::uint64_t word : bits_) arrived += static_cast<std::uint64_t>(std::popcount(word));
   stats_.lost += positions - arrived;
   // Count each gap once: the settled positions now read as arrived.
-  for (std::uint64_t i = 0; i < positions; ++i) mark(highest_ - i);
+  mark_range(highest_ - positions + 1, positions);
 }
 
 void SequenceTracker::flush() noexcept { settle_window(); }

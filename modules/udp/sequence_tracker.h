@@ -75,6 +75,17 @@ class SequenceTracker {
   }
   void mark(std::uint64_t seq) noexcept { bits_[(seq & kMask) >> 6] |= 1ULL << (seq & 63); }
   void unmark(std::uint64_t seq) noexcept { bits_[(seq & kMask) >> 6] &= ~(1ULL << (seq & 63)); }
+  /// mark() for `count` (<= kWindow) consecutive numbers from `first`, a word at a time.
+  void mark_range(std::uint64_t first, std::uint64_t count) noexcept {
+    while (count > 0) {
+      const std::uint64_t bit = first & 63;
+      const std::uint64_t n = count < 64 - bit ? count : 64 - bit;
+      const std::uint64_t ones = n == 64 ? ~0ULL : (1ULL << n) - 1;
+      bits_[(first & kMask) >> 6] |= ones << bit;
+      first += n;
+      count -= n;
+    }
+  }
 
   static constexpr std::uint64_t kMask = kWindow - 1;
 
