@@ -50,6 +50,8 @@ Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::
     h.msg_iov = &iovecs_[i];
     h.msg_iovlen = 1;
     h.msg_control = control_.data() + i * kControlSpace;
+    // Without config.sender, msg_name stays null: the kernel skips the address, and the pool's
+    // sources stay the unknown sender (AF_UNSPEC) they were made as.
   }
 }
 
@@ -89,8 +91,10 @@ int Receiver::receive_batch(bool dont_wait) {
     // Only what changes per call: the slot, and the lengths the kernel wrote back. The rest of
     // each header was set once in the constructor.
     msghdr& h = messages_[i].msg_hdr;
-    h.msg_name = &pool.source(slot).v6;  // the kernel writes the sender here: no extra copy
-    h.msg_namelen = sizeof(sockaddr_in6);
+    if (config_.sender) {
+      h.msg_name = &pool.source(slot).v6;  // the kernel writes the sender here: no extra copy
+      h.msg_namelen = sizeof(sockaddr_in6);
+    }
     h.msg_controllen = kControlSpace;
   }
   const int n =

@@ -20,6 +20,7 @@ struct ReceiverConfig {
   unsigned batch_size = 64;           // recvmmsg() messages per call
   std::uint32_t max_datagram = 9000;  // larger datagrams are counted as truncated, never passed on
   bool gro = false;                   // the socket has UDP_GRO: slots hold coalesced buffers
+  bool sender = true;  // ask for each datagram's sender (msg_name): the plugin's uses_source
   std::uint64_t drain_timeout_ns = 1'000'000'000;  // at stop: how long to keep receiving
 };
 

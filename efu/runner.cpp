@@ -421,6 +421,7 @@ int run(int argc, const char* const* argv) {
   }
   const OptionValues values = parse_options(argc, argv, &desc, cl.config_file);
   HostSettings settings = read_settings(values, desc.name);
+  settings.receiver.sender = desc.uses_source;
   spdlog::info("efu {}: plugin {} {} from {}", EFU_VERSION, desc.name, desc.version, plugin.path);
 
   // The signal thread before any other thread (Kafka's, the interfaces', the data path's):

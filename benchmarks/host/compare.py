@@ -109,6 +109,15 @@ def main():
                      b["rx_cpu_ns_per_pkt"]))
         rows.append((f"drain {payload} B efu vs bare+addr+pool", e["rx_cpu_ns_per_pkt"],
                      c["rx_cpu_ns_per_pkt"]))
+        # A plugin with uses_source = false (the ESS detectors): no sender asked for.
+        q = pick(recv, f"drain/efu_nosender/payload:{payload}")
+        rows.append((f"drain {payload} B no-sender pkts/s", q["items_per_second"],
+                     b["items_per_second"]))
+        rows.append((f"drain {payload} B no-sender ns/pkt", q["rx_cpu_ns_per_pkt"],
+                     b["rx_cpu_ns_per_pkt"]))
+        w = pick(recv, f"drain/efu_nosender_processor_wait/payload:{payload}")
+        rows.append((f"drain {payload} B no-sender, processor wait ns/pkt",
+                     w["rx_cpu_ns_per_pkt"], b["rx_cpu_ns_per_pkt"]))
     # UDP GRO: efu --gro on against the bare receiver without GRO, both fed by a GSO sender.
     for payload in (64, 1472, 8972):
         e = pick(recv, f"drain/efu_gro/payload:{payload}/gso:1")
@@ -130,9 +139,9 @@ def main():
           f"see the row names for other pairs); "
           f"1-min load average {load_before:.2f} before, {load_after:.2f} after, "
           f"{os.cpu_count()} CPUs, {'pinned' if a.pin else 'not pinned'}")
-    print(f"{'measure':<30} {'efu':>14} {'reference':>14} {'efu/ref':>8}")
+    print(f"{'measure':<44} {'efu':>14} {'reference':>14} {'efu/ref':>8}")
     for name, e, r in rows:
-        print(f"{name:<30} {e:>14.4g} {r:>14.4g} {e / r:>8.3f}")
+        print(f"{name:<44} {e:>14.4g} {r:>14.4g} {e / r:>8.3f}")
     for mode in ("receive", "drain"):
         for payload in (64, 8972):
             e = pick(recv, f"{mode}/efu/payload:{payload}/")

@@ -63,6 +63,7 @@
 #include "efu/packet_pool.h"
 #include "receiver.h"
 #include "udp_socket.h"
+#include "wakeup.h"
 
 namespace efu {
 namespace {
@@ -76,9 +77,19 @@ constexpr auto kSenderMaxRunTime = std::chrono::seconds(120);
 constexpr int kSenderSndbuf = 4'000'000;
 constexpr std::uint64_t kDrainBurstMax = 3000;  // < kRingCapacity
 constexpr auto kConsumerNap = std::chrono::microseconds(100);
+constexpr auto kProcessorSpin = std::chrono::microseconds(100);  // efu/processor.cpp kSpinNs
 constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(std::uint32_t));
 
 using Clock = std::chrono::steady_clock;
+
+/// How the efu path's consumer waits when its ring is empty.
+///  kNap: 100 us naps, never spinning (streaming: on 2 cores a spinning consumer would take the
+///   sender's CPU, and the comparison would measure that).
+///  kLikeProcessor: as efu's processing thread does (efu/processor.cpp): spin 100 us after work,
+///   then sleep on the lane's Wakeup, which the receiver's push wakes (drain/*_processor_wait:
+///   no sender runs while the receiver is timed, so nothing is taken from anyone, and slots come
+///   back as promptly as in efu).
+enum class ConsumerWait { kNap, kLikeProcessor };
 
 std::uint64_t thread_cpu_ns() noexcept {
   timespec ts{};
@@ -275,7 +286,8 @@ template <bool kName, bool kCycle = false>
 class BaselinePathT {
  public:
   static constexpr bool kGroSocket = false;
-  BaselinePathT(int fd, std::size_t payload, const Pinning& /*pins*/)
+  BaselinePathT(int fd, std::size_t payload, const Pinning& /*pins*/,
+                ConsumerWait /*no consumer*/ = ConsumerWait::kNap)
       : fd_(fd),
         payload_(payload),
         pool_(
@@ -358,8 +370,9 @@ using BaselineNameCyclePath = BaselinePathT<true, true>;
 /// The processing thread with nothing to process: pops PacketRefs, hands the slots back.
 class NoopConsumer {
  public:
-  NoopConsumer(Lane& lane, std::uint32_t payload, int cpu)
-      : lane_(lane), payload_(payload), cpu_(cpu) {
+  NoopConsumer(Lane& lane, std::uint32_t payload, int cpu, ConsumerWait wait)
+      : lane_(lane), payload_(payload), cpu_(cpu), wait_(wait) {
+    if (wait_ == ConsumerWait::kLikeProcessor) lane_.wakeup = &wakeup_;
     thread_ = std::thread([this] { run(); });
   }
   ~NoopConsumer() { stop(); }
@@ -383,19 +396,37 @@ class NoopConsumer {
     const Clock::time_point deadline = Clock::now() + kSenderMaxRunTime;
     PacketRef refs[kBatch];
     std::uint32_t slots[kBatch];
+    Clock::time_point spin_until{};  // kLikeProcessor: after work, spin until then
+    unsigned empty_polls = 0;
     while (true) {
       const std::size_t n = lane_.packets.pop_bulk(std::span<PacketRef>(refs));
       if (n == 0) {
         // Read the flag before the final emptiness check: the receiver pushes before it sets it.
         if (input_done_.load(std::memory_order_acquire) && lane_.packets.empty()) break;
-        // No spinning: on a 2-core machine a spinning (or often waking) consumer takes CPU from
-        // the sender and the receiver and the comparison would measure that, not the receive
-        // path. A 100 us nap lets the ring fill with at most a few hundred packets at loopback
-        // rates, far below its 4096, and the consumer then drains it in bulk.
-        std::this_thread::sleep_for(kConsumerNap);
-        if (Clock::now() > deadline) break;
+        const Clock::time_point now = Clock::now();
+        if (now > deadline) break;
+        if (wait_ == ConsumerWait::kNap) {
+          // No spinning: on a 2-core machine a spinning (or often waking) consumer takes CPU
+          // from the sender and the receiver and the comparison would measure that, not the
+          // receive path. A 100 us nap lets the ring fill with at most a few hundred packets at
+          // loopback rates, far below its 4096, and the consumer then drains it in bulk.
+          std::this_thread::sleep_for(kConsumerNap);
+          continue;
+        }
+        if (empty_polls++ == 0 && spin_until == Clock::time_point{}) {
+          spin_until = now + kProcessorSpin;
+        }
+        if (now < spin_until) {
+          if (empty_polls % 64 == 0) std::this_thread::yield();
+          continue;
+        }
+        wakeup_.sleep(1'000'000, [&] {
+          return !lane_.packets.empty() || input_done_.load(std::memory_order_acquire);
+        });
         continue;
       }
+      empty_polls = 0;
+      spin_until = Clock::time_point{};
       std::size_t freed = 0;
       for (std::size_t i = 0; i < n; ++i) {
         // With UDP GRO several datagrams share a slot: it goes back with its last one.
@@ -414,6 +445,8 @@ class NoopConsumer {
   Lane& lane_;
   std::uint32_t payload_;
   int cpu_;
+  ConsumerWait wait_;
+  Wakeup wakeup_;
   std::atomic<bool> input_done_{false};
   // Written by the consumer thread, read after join(): no atomics needed.
   std::uint64_t packets_ = 0;
@@ -423,27 +456,30 @@ class NoopConsumer {
   std::thread thread_;
 };
 
-ReceiverConfig receiver_config(bool gro) {
+ReceiverConfig receiver_config(bool gro, bool sender = true) {
   ReceiverConfig config;
   config.batch_size = kBatch;
   config.max_datagram = kMaxDatagram;
   config.gro = gro;
+  config.sender = sender;
   return config;
 }
 
 /// efu's receive path; with kGro the socket has UDP_GRO and the receiver splits coalesced
-/// buffers (efu --gro on).
-template <bool kGro>
+/// buffers (efu --gro on). kSender: the kernel is asked for each datagram's sender, as for a
+/// plugin with uses_source (the udp instrument); without it, as for the ESS detector plugins.
+template <bool kGro, bool kSender = true>
 class EfuPathT {
  public:
   static constexpr bool kGroSocket = kGro;
   // Pool and ring sized as efu's runner does for one processing thread.
-  EfuPathT(int fd, std::size_t payload, const Pinning& pins)
+  EfuPathT(int fd, std::size_t payload, const Pinning& pins,
+           ConsumerWait wait = ConsumerWait::kNap)
       : pool_(pool_slots_needed(1, kRingCapacity, kBatch, kBatch),
               receive_slot_size(receiver_config(kGro))),
         lane_(kRingCapacity, pool_),
-        receiver_(fd, receiver_config(kGro), pool_, {&lane_}, nullptr, counters_),
-        consumer_(lane_, static_cast<std::uint32_t>(payload), pins.consumer) {
+        receiver_(fd, receiver_config(kGro, kSender), pool_, {&lane_}, nullptr, counters_),
+        consumer_(lane_, static_cast<std::uint32_t>(payload), pins.consumer, wait) {
     touch(pool_);  // the consumer has nothing to read yet: no race on the slots
     counters_.freeze();
   }
@@ -480,6 +516,7 @@ class EfuPathT {
 };
 
 using EfuPath = EfuPathT<false>;
+using EfuNoSenderPath = EfuPathT<false, false>;
 using EfuGroPath = EfuPathT<true>;
 
 // ---- the two ways of driving a path
@@ -520,7 +557,7 @@ void receive_stream(benchmark::State& state) {
 /// receive path costs and how fast it can go with full batches, independent of the sender and
 /// of wake-ups. The burst stays below the ring capacity, so the efu path cannot drop on a full
 /// ring even if its consumer does not run during the drain.
-template <typename Path>
+template <typename Path, ConsumerWait kWait = ConsumerWait::kNap>
 void receive_drain(benchmark::State& state) {
   const std::size_t payload = static_cast<std::size_t>(state.range(0));
   const bool gso = state.range(1) != 0;  // the burst is sent as UDP GSO buffers
@@ -529,7 +566,7 @@ void receive_drain(benchmark::State& state) {
   pin_current_thread(pins.receiver);
   UdpSocket socket(loopback_socket_config(Path::kGroSocket));
   ::fcntl(socket.fd(), F_SETFL, ::fcntl(socket.fd(), F_GETFL) | O_NONBLOCK);
-  Path path(socket.fd(), payload, pins);
+  Path path(socket.fd(), payload, pins, kWait);
 
   // Enough to fill most of the granted buffer (the kernel charges more than the payload per
   // datagram, so the excess is dropped and reported), never more than the ring can hold.
@@ -682,6 +719,12 @@ void register_all() {
   };
   add_drain("drain/baseline", receive_drain<BaselinePath>, true);
   add_drain("drain/efu", receive_drain<EfuPath>, false);
+  // A plugin with uses_source = false (the ESS detector families): no sender per datagram.
+  add_drain("drain/efu_nosender", receive_drain<EfuNoSenderPath>, false);
+  // The same with a consumer that waits as efu's processing thread does (spin, then futex),
+  // so slots come back within microseconds: does a late slot return explain the extra cost?
+  add_drain("drain/efu_nosender_processor_wait",
+            receive_drain<EfuNoSenderPath, ConsumerWait::kLikeProcessor>, false);
   // Where the plain path's extra cost goes: the sender's address (a bare loop that asks for it
   // too), and that plus cycling through a pool as large as efu's (see BaselinePathT).
   add_drain("drain/baseline_name", receive_drain<BaselineNamePath>, false);

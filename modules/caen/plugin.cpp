@@ -24,6 +24,8 @@ const efu::PluginDescriptor kDescriptor{
     efu::caen::kOptionCount,
     &create,
     &efu::ess::route_key,
+    // The readouts name their fiber and FEN: the sender's address is not needed.
+    /*uses_source=*/false,
 };
 
 }  // namespace

@@ -31,6 +31,7 @@ const efu::PluginDescriptor kDescriptor{
     &create,
     // Each sender's datagrams stay on one processing thread, so its sequence stays in order.
     &efu::udp::route_by_flow,
+    /*uses_source=*/true,  // flows are told apart by their sender
 };
 
 }  // namespace

@@ -217,6 +217,38 @@ TEST(DataPath, SeveralReceiveThreadsCountEveryDatagramOnceAndKeepEachFlowInOrder
   }
 }
 
+TEST(DataPath, APluginThatUsesNoSourceGetsTheDatagramsWithTheUnknownSender) {
+  // The descriptor's uses_source: with true (efu_counting) the plugin tells 3 senders apart by
+  // their ports, with false (efu_counting_nosource) every datagram comes from the unknown
+  // sender (port 0), so it sees one flow; the datagrams themselves are the same.
+  for (const bool uses_source : {true, false}) {
+    const int port = free_udp_port();
+    const std::string stats = stats_path(uses_source ? "source" : "nosource");
+    Child efu(efu_args(uses_source ? "efu_counting.so" : "efu_counting_nosource.so", port,
+                       {"--stats-json", stats}));
+    ASSERT_TRUE(efu.wait_for_stderr("running", 10s)) << efu.err();
+    constexpr int kSenders = 3;
+    constexpr std::uint64_t kEach = 200;
+    int fds[kSenders];
+    for (int& fd : fds) fd = udp_sender_socket();
+    for (std::uint64_t i = 0; i < kEach; ++i) {
+      for (const int fd : fds) send_one(fd, port, i, 100);
+      if (i % 50 == 49) std::this_thread::sleep_for(1ms);
+    }
+    for (const int fd : fds) close(fd);
+    std::this_thread::sleep_for(300ms);
+    const nlohmann::json j = stop_and_read(efu, stats);
+    EXPECT_EQ(accounted(j), kSenders * kEach) << j.dump(1);
+    EXPECT_EQ(at(j, "counting.packets"), at(j, "process.packets"));
+    if (uses_source) {
+      // At least one flow per sender (more only if two ports share a slot of its flow table).
+      EXPECT_GE(at(j, "counting.flows"), std::uint64_t{kSenders}) << j.dump(1);
+    } else {
+      EXPECT_EQ(at(j, "counting.flows"), 1u) << j.dump(1);
+    }
+  }
+}
+
 TEST(DataPath, GroSplitsCoalescedBuffersIntoTheDatagramsThatWereSent) {
   // Issue 12 item 1: GSO buffers (several sizes, some whose size does not divide the buffer)
   // into --gro on: every datagram seen on its own, with its size and sequence.

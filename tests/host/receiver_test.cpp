@@ -61,11 +61,13 @@ class Sender {
 };
 
 struct Rig {
-  explicit Rig(const std::string& bind, std::size_t ring = 4096, std::uint32_t max_datagram = 2000)
+  explicit Rig(const std::string& bind, std::size_t ring = 4096, std::uint32_t max_datagram = 2000,
+               bool sender = true)
       : socket(UdpSocketConfig{bind, 0, "", 4'000'000, 50}),
         pool(pool_slots_needed(1, ring, 64, 64), max_datagram),
         lane(ring, pool),
-        receiver(socket.fd(), ReceiverConfig{64, max_datagram}, pool, {&lane}, nullptr, counters) {}
+        receiver(socket.fd(), ReceiverConfig{64, max_datagram, false, sender}, pool, {&lane},
+                 nullptr, counters) {}
   // Receives until `n` packets are accounted for or 5 s pass.
   void receive_until(std::uint64_t n) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -141,6 +143,30 @@ TEST(Receiver, TheSendersAddressAndPortTravelWithTheSlot) {
   EXPECT_NE(o6.flow_hash(), s6.flow_hash());
   EXPECT_EQ(kUnknownSource.family(), AF_UNSPEC);
   EXPECT_EQ(kUnknownSource.port(), 0);
+}
+
+// A plugin whose descriptor says uses_source = false: recvmmsg is not asked for the sender
+// (ReceiverConfig::sender), the datagrams arrive as before, and every source is the unknown one.
+TEST(Receiver, WithoutSenderTheDatagramsArriveAndTheSourceIsUnknown) {
+  for (const char* bind : {"127.0.0.1", "::1"}) {
+    Rig rig(bind, 4096, 2000, /*sender=*/false);
+    Sender tx(std::string(bind) == "::1" ? AF_INET6 : AF_INET, rig.socket.bound_port());
+    constexpr std::uint64_t kCount = 200;
+    for (std::uint64_t i = 0; i < kCount; ++i) tx.send_seq(i, 64 + i % 7);
+    rig.receive_until(kCount);
+    EXPECT_EQ(rig.counters.value("receive.packets"), kCount) << bind;
+    std::array<PacketRef, 256> refs{};
+    const std::size_t n = rig.lane.packets.pop_bulk(std::span(refs));
+    ASSERT_EQ(n, kCount) << bind;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint64_t seq = 0;
+      std::memcpy(&seq, rig.pool.data(refs[i].slot), sizeof(seq));
+      EXPECT_EQ(seq, i) << bind;
+      EXPECT_EQ(refs[i].size, 64 + i % 7) << bind;
+      EXPECT_EQ(rig.pool.source(refs[i].slot).family(), AF_UNSPEC) << bind;
+      EXPECT_EQ(rig.pool.source(refs[i].slot).port(), 0) << bind;
+    }
+  }
 }
 
 TEST(Receiver, OversizeDatagramsAreCountedAsTruncatedAndNotPassedOn) {

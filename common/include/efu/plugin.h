@@ -21,7 +21,8 @@ namespace efu {
 
 /// Bumped whenever anything in this header (or the headers it includes) changes layout.
 /// v2: PacketView carries the sender (PacketSource); route_key takes the PacketView, noexcept.
-inline constexpr std::uint32_t kPluginAbiVersion = 2;
+/// v3: PluginDescriptor::uses_source.
+inline constexpr std::uint32_t kPluginAbiVersion = 3;
 
 /// The sender of a datagram: its IPv4 or IPv6 address and UDP port, as the kernel reported it
 /// (recvmmsg's msg_name) or as the af_xdp backend parsed it from the frame. The family is
@@ -64,7 +65,8 @@ inline const PacketSource kUnknownSource{};
 
 /// One received datagram. `data` and `source` stay valid until process() returns. The host
 /// guarantees 1 <= size <= the configured maximum datagram size, that the datagram was not
-/// truncated, and that `source` is never null.
+/// truncated, and that `source` is never null (it is the unknown sender, AF_UNSPEC, when the
+/// plugin's descriptor says uses_source = false).
 struct PacketView {
   const std::uint8_t* data;
   std::uint32_t size;
@@ -120,6 +122,11 @@ struct PluginDescriptor {
   /// (key % instances). Packets with the same key stay in order on one thread. Called by the
   /// receive thread for each packet, with size >= 1; it must be cheap and cannot throw.
   std::uint32_t (*route_key)(const PacketView& packet) noexcept;
+  /// Whether process() or route_key read PacketView::source. A plugin that does not (a detector
+  /// whose readouts say where they come from) sets false: the socket backend then does not ask
+  /// the kernel for each datagram's sender, which costs 5-14 % of the receive path per datagram
+  /// (benchmarks/results/receive/), and every source is the unknown sender. Default: true.
+  bool uses_source = true;
 };
 
 }  // namespace efu

@@ -97,6 +97,10 @@ constexpr efu::OptionSpec kOptions[] = {
 
 efu::Pipeline* create(const efu::PipelineContext& ctx) { return new CountingPipeline(ctx); }
 
+#ifndef EFU_TEST_USES_SOURCE
+#define EFU_TEST_USES_SOURCE true
+#endif
+
 constexpr efu::PluginDescriptor kDescriptor{efu::kPluginAbiVersion,
                                             "counting",
                                             "1.0",
@@ -104,7 +108,8 @@ constexpr efu::PluginDescriptor kDescriptor{efu::kPluginAbiVersion,
                                             kOptions,
                                             std::size(kOptions),
                                             create,
-                                            EFU_TEST_ROUTE};
+                                            EFU_TEST_ROUTE,
+                                            EFU_TEST_USES_SOURCE};
 
 }  // namespace
 

@@ -87,7 +87,8 @@ constexpr efu::PluginDescriptor kDescriptor{efu::kPluginAbiVersion,
                                             kOptions,
                                             std::size(kOptions),
                                             create,
-                                            &efu::ess::route_key};
+                                            &efu::ess::route_key,
+                                            /*uses_source=*/false};
 
 }  // namespace
 
