@@ -191,13 +191,7 @@ TEST(DataPath, SeveralReceiveThreadsCountEveryDatagramOnceAndKeepEachFlowInOrder
   ASSERT_TRUE(efu.wait_for_stderr("running", 10s)) << efu.err();
   constexpr int kSenders = 4;
   constexpr std::uint64_t kEach = 5000;
-  int fds[kSenders];
-  for (int& fd : fds) fd = udp_sender_socket();
-  for (std::uint64_t i = 0; i < kEach; ++i) {
-    for (const int fd : fds) send_one(fd, port, i, 200);
-    if (i % 100 == 99) std::this_thread::sleep_for(1ms);
-  }
-  for (const int fd : fds) close(fd);
+  send_from_flows(port, kSenders, kEach, 200, 100);
   std::this_thread::sleep_for(300ms);
   const nlohmann::json j = stop_and_read(efu, stats);
   EXPECT_EQ(accounted(j), kSenders * kEach) << j.dump(1);
@@ -229,13 +223,7 @@ TEST(DataPath, APluginThatUsesNoSourceGetsTheDatagramsWithTheUnknownSender) {
     ASSERT_TRUE(efu.wait_for_stderr("running", 10s)) << efu.err();
     constexpr int kSenders = 3;
     constexpr std::uint64_t kEach = 200;
-    int fds[kSenders];
-    for (int& fd : fds) fd = udp_sender_socket();
-    for (std::uint64_t i = 0; i < kEach; ++i) {
-      for (const int fd : fds) send_one(fd, port, i, 100);
-      if (i % 50 == 49) std::this_thread::sleep_for(1ms);
-    }
-    for (const int fd : fds) close(fd);
+    send_from_flows(port, kSenders, kEach, 100, 50);
     std::this_thread::sleep_for(300ms);
     const nlohmann::json j = stop_and_read(efu, stats);
     EXPECT_EQ(accounted(j), kSenders * kEach) << j.dump(1);

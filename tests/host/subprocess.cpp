@@ -9,10 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace efu::test {
 
@@ -133,6 +135,19 @@ void send_one(int fd, int port, std::uint64_t seq, std::size_t size) {
   std::memcpy(buf.data(), &seq, std::min(size, sizeof(seq)));
   const sockaddr_in a = loopback(port);
   sendto(fd, buf.data(), buf.size(), 0, reinterpret_cast<const sockaddr*>(&a), sizeof(a));
+}
+
+void send_from_flows(int port, int senders, std::uint64_t each, std::size_t size,
+                     std::uint64_t pause_every) {
+  std::vector<int> fds;
+  for (int s = 0; s < senders; ++s) fds.push_back(udp_sender_socket());
+  for (std::uint64_t i = 0; i < each; ++i) {
+    for (const int fd : fds) send_one(fd, port, i, size);
+    if (i % pause_every == pause_every - 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  for (const int fd : fds) close(fd);
 }
 
 void send_gso(int fd, int port, std::uint64_t first, unsigned count, std::size_t size,

@@ -48,6 +48,11 @@ void send_gso(int fd, int port, std::uint64_t first, unsigned count, std::size_t
 int udp_sender_socket();
 /// Sends one datagram of `size` bytes starting with `seq` from `fd` to 127.0.0.1:port.
 void send_one(int fd, int port, std::uint64_t seq, std::size_t size);
+/// `senders` flows (sockets of their own, so their own source ports) each send sequence numbers
+/// 0 .. each-1 in datagrams of `size` bytes to 127.0.0.1:port, interleaved, with a 1 ms pause
+/// every `pause_every` rounds.
+void send_from_flows(int port, int senders, std::uint64_t each, std::size_t size,
+                     std::uint64_t pause_every);
 
 /// CPU time (user + system) the process has used, in seconds, from /proc/<pid>/stat.
 double process_cpu_seconds(pid_t pid);
