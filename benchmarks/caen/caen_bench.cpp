@@ -12,7 +12,7 @@
 #include "caen_readout.h"
 #include "efu/ess/header_writer.h"
 #include "efu/ess/readout_header.h"
-#include "efu/kafka/ev44_builder.h"
+#include "ev44_bench_sink.h"
 
 namespace efu::caen {
 namespace {
@@ -20,24 +20,6 @@ namespace {
 constexpr std::uint64_t kPulseNs = 1'700'000'000'000'000'000ULL;
 constexpr std::uint32_t kPacketSize = 8972;
 constexpr const char* kInstruments[] = {"loki.json", "bifrost.json", "cspec.json", "miracles.json"};
-
-/// The sink the host would use: an ev44 message per max_bytes, serialised when full.
-class Ev44Sink : public EventSink {
- public:
-  void add(std::uint64_t pulse_ns, std::uint32_t tof_ns, std::uint32_t pixel) override {
-    if (builder_.full()) {
-      benchmark::DoNotOptimize(builder_.finish(message_id_++).data());
-      builder_.reset();
-    }
-    builder_.add(pulse_ns, tof_ns, pixel);
-    ++events;
-  }
-  std::uint64_t events = 0;
-
- private:
-  kafka::Ev44Builder builder_{"caen", 1'000'000};
-  std::int64_t message_id_ = 0;
-};
 
 const LoadedInstrument& instrument(int index) {
   static std::vector<LoadedInstrument> all = [] {
@@ -164,7 +146,7 @@ void BM_Pipeline(benchmark::State& state) {
   const int index = static_cast<int>(state.range(0));
   const Stream& s = stream(index);
   CounterRegistry counters;
-  Ev44Sink sink;
+  bench::Ev44BenchSink sink("caen");
   CaenPipeline pipeline(instrument(index), 0, counters, sink);
   std::vector<PacketView> views;
   for (const auto& p : s.packets) views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});

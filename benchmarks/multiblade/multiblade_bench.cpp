@@ -17,7 +17,7 @@
 #include "clusterer.h"
 #include "efu/ess/header_writer.h"
 #include "efu/ess/readout_header.h"
-#include "efu/kafka/ev44_builder.h"
+#include "ev44_bench_sink.h"
 #include "multiblade_pipeline.h"
 #include "readout_parser.h"
 #include "vmm3_readout.h"
@@ -27,24 +27,6 @@ namespace {
 
 constexpr std::uint64_t kPulseNs = 1'700'000'000'000'000'000ULL;
 constexpr std::uint32_t kPacketSize = 8972;
-
-/// The sink the host would use: an ev44 message per max_bytes, serialised when full.
-class Ev44Sink : public EventSink {
- public:
-  void add(std::uint64_t pulse_ns, std::uint32_t tof_ns, std::uint32_t pixel) override {
-    if (builder_.full()) {
-      benchmark::DoNotOptimize(builder_.finish(message_id_++).data());
-      builder_.reset();
-    }
-    builder_.add(pulse_ns, tof_ns, pixel);
-    ++events;
-  }
-  std::uint64_t events = 0;
-
- private:
-  kafka::Ev44Builder builder_{"multiblade", 1'000'000};
-  std::int64_t message_id_ = 0;
-};
 
 class CountingSink : public EventSink {
  public:
@@ -275,7 +257,7 @@ void BM_Pipeline(benchmark::State& state) {
   for (std::size_t i = 0; i < kOptionCount; ++i)
     options.set(kOptions[i].name, kOptions[i].default_value, false);
   options.set("geometry", geometry_path(), true);
-  Ev44Sink sink;
+  bench::Ev44BenchSink sink("multiblade");
   std::vector<PacketView> views;
   for (const auto& p : s.packets) views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});
   std::uint64_t late = 0;

@@ -1,7 +1,5 @@
 // The caen pipeline and plugin: options, the shipped configs of all four instruments, the
 // detector type byte, and accounting under random damage.
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -11,6 +9,7 @@
 #include "caen_pipeline.h"
 #include "efu/errors.h"
 #include "efu/ess/packet_assembler.h"
+#include "built_plugin.h"
 #include "test_support.h"
 
 namespace efu::caen {
@@ -143,23 +142,17 @@ TEST(CaenPipeline, RandomlyDamagedPacketsAreEachAccountedForOnce) {
 }
 
 TEST(CaenPlugin, ExportsItsDescriptorAndRoutesByOutputQueue) {
-  const char* build = std::getenv("EFU_BUILD_DIR");
-  ASSERT_NE(build, nullptr);
-  const std::string path = std::string(build) + "/plugins/efu_caen.so";
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(handle, nullptr) << dlerror();
-  using Entry = const PluginDescriptor* (*)();
-  auto entry = reinterpret_cast<Entry>(dlsym(handle, EFU_PLUGIN_ENTRY_SYMBOL));
-  ASSERT_NE(entry, nullptr);
-  const PluginDescriptor* d = entry();
+  const efu::test::BuiltPlugin plugin("caen");
+  const PluginDescriptor* d = plugin.descriptor();
+  ASSERT_NE(d, nullptr) << plugin.error();
   EXPECT_EQ(d->abi_version, kPluginAbiVersion);
   EXPECT_STREQ(d->name, "caen");
   EXPECT_EQ(d->option_count, kOptionCount);
+  EXPECT_FALSE(d->uses_source);  // the readouts say where they come from
   ASSERT_NE(d->route_key, nullptr);
   ess::PacketAssembler packets(kTypeLoki, 1, 8972, 8);
   const auto p = packets.finish(7, ess::to_ess(1'000'000'000), ess::to_ess(0));
   EXPECT_EQ(d->route_key(PacketView{p.data(), static_cast<std::uint32_t>(p.size())}), 7U);
-  dlclose(handle);
 }
 
 }  // namespace

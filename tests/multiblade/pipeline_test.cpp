@@ -1,5 +1,3 @@
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +10,7 @@
 
 #include "efu/errors.h"
 #include "multiblade_pipeline.h"
+#include "built_plugin.h"
 #include "test_support.h"
 
 namespace efu::multiblade {
@@ -330,22 +329,16 @@ TEST(MultibladeOptions, MissingGeometryFileFailsTheConstructor) {
 }
 
 TEST(MultibladePlugin, ExportsItsDescriptorAndRoutesByOutputQueue) {
-  const char* build = std::getenv("EFU_BUILD_DIR");
-  ASSERT_NE(build, nullptr);
-  const std::string path = std::string(build) + "/plugins/efu_multiblade.so";
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(handle, nullptr) << dlerror();
-  using Entry = const PluginDescriptor* (*)();
-  auto entry = reinterpret_cast<Entry>(dlsym(handle, EFU_PLUGIN_ENTRY_SYMBOL));
-  ASSERT_NE(entry, nullptr);
-  const PluginDescriptor* d = entry();
+  const efu::test::BuiltPlugin plugin("multiblade");
+  const PluginDescriptor* d = plugin.descriptor();
+  ASSERT_NE(d, nullptr) << plugin.error();
   EXPECT_EQ(d->abi_version, kPluginAbiVersion);
   EXPECT_STREQ(d->name, "multiblade");
   EXPECT_EQ(d->option_count, kOptionCount);
+  EXPECT_FALSE(d->uses_source);  // the readouts say where they come from
   ASSERT_NE(d->route_key, nullptr);
   const auto p = PacketBuilder(0, 7).build();
   EXPECT_EQ(d->route_key(PacketView{p.data(), static_cast<std::uint32_t>(p.size())}), 7U);
-  dlclose(handle);
 }
 
 }  // namespace
