@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "built_plugin.h"
 #include "caen_pipeline.h"
 #include "efu/errors.h"
 #include "efu/ess/packet_assembler.h"
-#include "built_plugin.h"
 #include "test_support.h"
 
 namespace efu::caen {

@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include "built_plugin.h"
 #include "efu/errors.h"
 #include "multiblade_pipeline.h"
-#include "built_plugin.h"
 #include "test_support.h"
 
 namespace efu::multiblade {
