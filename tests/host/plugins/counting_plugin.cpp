@@ -17,6 +17,7 @@ class CountingPipeline final : public efu::Pipeline {
         gaps_(ctx.counters.counter("counting.gaps")),
         flow_gaps_(ctx.counters.counter("counting.flow_gaps")),
         flows_(ctx.counters.counter("counting.flows")),
+        flow_table_full_(ctx.counters.counter("counting.flow_table_full")),
         flushes_(ctx.counters.counter("counting.flushes")),
         emit_(ctx.options.get_bool("counting-emit")),
         throw_at_(ctx.options.get_int("counting-throw-at")) {
@@ -45,17 +46,25 @@ class CountingPipeline final : public efu::Pipeline {
   void flush() override { flushes_.add(); }
 
  private:
-  // Per sender port: the flows of one test stay in order on one processing thread.
+  // Per sender port: the flows of one test stay in order on one processing thread. The table is
+  // open-addressed on the whole port (linear probing), so two ports never share an entry and
+  // counting.flows is exactly the number of distinct ports, up to the table's size; past that,
+  // counting.flow_table_full counts the packets that could not be followed.
   void check_flow(const efu::PacketSource& source, std::uint64_t seq) {
     const std::uint16_t port = source.port();
-    Flow& f = flow_table_[port % flow_table_.size()];
-    if (f.port != port || !f.seen) {
-      f = Flow{port, true, seq};
-      flows_.add();
+    for (std::size_t probe = 0; probe < flow_table_.size(); ++probe) {
+      Flow& f = flow_table_[(port + probe) % flow_table_.size()];
+      if (!f.seen) {
+        f = Flow{port, true, seq};
+        flows_.add();
+        return;
+      }
+      if (f.port != port) continue;
+      if (seq != f.last + 1) flow_gaps_.add();
+      f.last = seq;
       return;
     }
-    if (seq != f.last + 1) flow_gaps_.add();
-    f.last = seq;
+    flow_table_full_.add();
   }
   struct Flow {
     std::uint16_t port = 0;
@@ -69,6 +78,7 @@ class CountingPipeline final : public efu::Pipeline {
   efu::Counter& gaps_;
   efu::Counter& flow_gaps_;
   efu::Counter& flows_;
+  efu::Counter& flow_table_full_;
   efu::Counter& flushes_;
   bool emit_;
   std::int64_t throw_at_;
