@@ -106,6 +106,7 @@ std::size_t Processor::process_batch() {
 void Processor::maybe_tick(std::uint64_t now_ns) {
   if (now_ns < next_tick_ns_) return;
   next_tick_ns_ = now_ns + config_.tick_interval_ns;
+  tick_waiting_since_ns_ = 0;
   try {
     pipeline_.tick(now_ns);
   } catch (...) {
@@ -114,13 +115,27 @@ void Processor::maybe_tick(std::uint64_t now_ns) {
   events_.tick(now_ns);
 }
 
+void Processor::tick_when_caught_up(std::uint64_t now_ns) {
+  // A due tick waits while packets wait, so that a thread that was kept off its core works off
+  // what queued meanwhile first: a plugin's idle timeout (multiblade's --cluster-timeout-ms) then
+  // measures a silence of the data, not of this thread. Under a load that never lets the lanes
+  // empty, the tick comes after one tick interval of work.
+  if (lanes_empty()) {
+    maybe_tick(now_ns);
+  } else if (tick_waiting_since_ns_ == 0) {
+    tick_waiting_since_ns_ = now_ns;
+  } else if (now_ns - tick_waiting_since_ns_ >= config_.tick_interval_ns) {
+    maybe_tick(now_ns);
+  }
+}
+
 void Processor::run(const std::atomic<bool>& input_done) {
   unsigned empty_polls = 0;
   std::uint64_t idle_since = 0;
   std::uint64_t spin_until = 0;  // after work: spin until then before sleeping
   for (;;) {
     const std::uint64_t now = steady_now_ns();
-    maybe_tick(now);
+    if (now >= next_tick_ns_) tick_when_caught_up(now);
     if (process_batch() != 0) {
       if (empty_polls != 0) {
         idle_ns_.add(now - idle_since);

@@ -32,6 +32,10 @@ class Processor {
   /// Time-based work: Pipeline::tick() and EventOutput::tick(), at most every tick interval.
   void maybe_tick(std::uint64_t now_ns);
 
+  /// What run() does when a tick is due: tick if the lanes are empty; if packets wait, tick
+  /// only once the tick has waited a whole tick interval (the thread works them off first).
+  void tick_when_caught_up(std::uint64_t now_ns);
+
   /// Loops until `input_done` is set (every receive thread has stopped) and the lanes are
   /// empty, then lets the pipeline and the event output flush. With nothing to do it spins
   /// briefly, then sleeps until a receive thread wakes it or the next tick is due.
@@ -56,6 +60,7 @@ class Processor {
   std::vector<std::uint32_t> slots_;
   std::uint32_t raw_countdown_;
   std::uint64_t next_tick_ns_ = 0;
+  std::uint64_t tick_waiting_since_ns_ = 0;  // when a due tick found packets waiting (0: not)
 
   Counter& packets_;
   Counter& batches_;

@@ -161,22 +161,32 @@ void Receiver::run(const std::atomic<bool>& stop) {
 
 std::uint64_t Receiver::discard_remaining() noexcept {
   // Read and count what is left, into one small scratch buffer (MSG_TRUNC: the datagram is
-  // consumed whatever its size).
+  // consumed whatever its size, and msg_len is its whole size). With UDP GRO a message is a
+  // coalesced buffer, counted as the datagrams it holds (its size over the UDP_GRO segment size).
   // At stop, off the hot path: its own headers, so the receive state stays as it was.
+  constexpr unsigned kMessages = 64;
   std::uint8_t scratch[64];
   iovec iov{scratch, sizeof scratch};
-  std::vector<mmsghdr> m(64);
-  for (mmsghdr& x : m) {
-    x.msg_hdr = msghdr{};
-    x.msg_hdr.msg_iov = &iov;
-    x.msg_hdr.msg_iovlen = 1;
-  }
+  std::vector<mmsghdr> m(kMessages);
+  std::vector<std::uint8_t> control(std::size_t{kMessages} * kControlSpace);
   std::uint64_t discarded = 0;
   while (discarded < kMaxDiscardAtStop) {
-    const int n =
-        recvmmsg(fd_, m.data(), static_cast<unsigned>(m.size()), MSG_DONTWAIT | MSG_TRUNC, nullptr);
+    for (unsigned i = 0; i < kMessages; ++i) {
+      msghdr& h = m[i].msg_hdr;
+      h = msghdr{};
+      h.msg_iov = &iov;
+      h.msg_iovlen = 1;
+      h.msg_control = control.data() + std::size_t{i} * kControlSpace;
+      h.msg_controllen = kControlSpace;
+    }
+    const int n = recvmmsg(fd_, m.data(), kMessages, MSG_DONTWAIT | MSG_TRUNC, nullptr);
     if (n <= 0) break;
-    discarded += static_cast<std::uint64_t>(n);
+    for (int i = 0; i < n; ++i) {
+      std::uint32_t gro_size = 0;
+      handle_kernel_drops(m[i].msg_hdr, gro_size);
+      const std::uint32_t size = m[i].msg_len;
+      discarded += gro_size != 0 && size > gro_size ? (size + gro_size - 1) / gro_size : 1;
+    }
   }
   return discarded;
 }

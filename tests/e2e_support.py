@@ -117,9 +117,13 @@ def check_host_accounting(stats, sent_packets, gro=False):
     return drops
 
 
-def check_events_against_truth(events, truth, drops, tolerance_tof_ns=0):
+def check_events_against_truth(events, truth, drops, tolerance_tof_ns=0, distorted_per_lost_packet=0,
+                               lost_packets=0):
     """Exactly the truth when the host dropped nothing; otherwise every event is a distinct true
-    neutron (pulse and pixel exact, TOF within the tolerance)."""
+    neutron (pulse and pixel exact, TOF within the tolerance), except at most
+    `distorted_per_lost_packet` per lost packet: where a neutron's readouts span packets (a
+    multiblade neutron's wires and strips), losing some of them leaves the rest to form events
+    at another pixel or time. A detector whose neutron is one readout passes 0."""
     events = sorted(events)
     truth = sorted(truth)
     if drops == 0:
@@ -128,15 +132,26 @@ def check_events_against_truth(events, truth, drops, tolerance_tof_ns=0):
             check(got[0] == want[0] and got[2] == want[2] and abs(got[1] - want[1]) <= tolerance_tof_ns,
                   "event (pulse, tof, pixel) %s, expected %s" % (got, want))
         return
-    check(len(events) <= len(truth), "received %d events for %d neutrons" % (len(events), len(truth)))
+    allowed = distorted_per_lost_packet * lost_packets
+    check(len(events) <= len(truth) + allowed, "received %d events for %d neutrons (+%d allowed)"
+          % (len(events), len(truth), allowed))
     by_key = {}
     for t in truth:
         by_key.setdefault((t[0], t[2]), []).append(t[1])
+    distorted = []
     for e in events:
         tofs = by_key.get((e[0], e[2]), [])
         match = next((i for i, tof in enumerate(tofs) if abs(tof - e[1]) <= tolerance_tof_ns), None)
-        check(match is not None, "event (pulse, tof, pixel) %s is no (remaining) true neutron" % (e,))
+        if match is None:
+            distorted.append(e)
+            continue
         tofs.pop(match)
+    check(len(distorted) <= allowed,
+          "%d event(s) are no (remaining) true neutron, %d allowed for %d lost packet(s); first: %s"
+          % (len(distorted), allowed, lost_packets, distorted[:3]))
+    if distorted:
+        print("note: %d event(s) formed from what was left of neutrons whose packets were lost "
+              "(at most %d allowed)" % (len(distorted), allowed))
 
 
 def read_events(broker, topic):

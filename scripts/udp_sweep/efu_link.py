@@ -59,19 +59,23 @@ class Binaries:
         return Binaries(efu, udpgen, baseline if os.access(baseline, os.X_OK) else None)
 
 
-def udp_port_bound(port: int) -> bool:
-    """True if some socket is bound to UDP `port` (any address), from /proc/net/udp{,6}."""
+def udp_sockets_bound(port: int) -> int:
+    """How many sockets are bound to UDP `port` (any address), from /proc/net/udp{,6}."""
     want = f":{port:04X}"
+    count = 0
     for table in ("/proc/net/udp", "/proc/net/udp6"):
         try:
             with open(table) as f:
                 next(f)
-                for line in f:
-                    if line.split()[1].endswith(want):
-                        return True
+                count += sum(1 for line in f if line.split()[1].endswith(want))
         except FileNotFoundError:
             continue
-    return False
+    return count
+
+
+def udp_port_bound(port: int) -> bool:
+    """True if some socket is bound to UDP `port` (any address)."""
+    return udp_sockets_bound(port) > 0
 
 
 def wait_until(predicate, timeout_s: float, what: str, proc: subprocess.Popen | None = None):
@@ -166,7 +170,12 @@ class Efu:
         self.cmd = cmd
         self.log = open(log, "w") if log else subprocess.DEVNULL
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
-        wait_until(lambda: udp_port_bound(port), 20, f"efu to bind UDP port {port}", self.proc)
+        # Every receive thread's socket (SO_REUSEPORT binds them one after another): traffic that
+        # started between two binds would see the kernel move flows from one socket to another.
+        sockets = int(extra[extra.index("--receive-threads") + 1]) \
+            if "--receive-threads" in extra else 1
+        wait_until(lambda: udp_sockets_bound(port) >= sockets, 20,
+                   f"efu to bind {sockets} socket(s) to UDP port {port}", self.proc)
 
     @property
     def pid(self) -> int:

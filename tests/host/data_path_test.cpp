@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -82,17 +84,26 @@ TEST(DataPath, DatagramsLeftInTheSocketAtStopAreProcessedOrCounted) {
 }
 
 TEST(DataPath, AnIdleEfuUsesLessThanOnePercentOfACore) {
-  // Issue 10 item 3: no traffic at all, 5 s: the whole process below 1 % of one core.
+  // Issue 10 item 3: no traffic at all: the whole process below 1 % of one core. The best of
+  // three 2 s windows is taken: an efu that busy-waits fails every window, while one window in
+  // which a shared host made efu's few timer wake-ups dear does not fail the test.
   const int port = free_udp_port();
   Child efu(efu_args("efu_counting.so", port, {"--stats-interval", "1"}));
   ASSERT_TRUE(efu.wait_for_stderr("running", 10s)) << efu.err();
   std::this_thread::sleep_for(1s);  // start-up work is not idling
-  const double before = process_cpu_seconds(efu.pid());
-  const auto t0 = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(5s);
-  const double used = process_cpu_seconds(efu.pid()) - before;
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(used / wall, 0.01) << used << " s of CPU in " << wall << " s";
+  std::ostringstream windows;
+  double best = 1.0e9;
+  for (int w = 0; w < 3; ++w) {
+    const double before = process_cpu_seconds(efu.pid());
+    const auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(2s);
+    const double used = process_cpu_seconds(efu.pid()) - before;
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, used / wall);
+    windows << ' ' << used << " s in " << wall << " s;";
+  }
+  EXPECT_LT(best, 0.01) << "CPU per window:" << windows.str();
   efu.signal(SIGTERM);
   EXPECT_EQ(efu.wait(10s), 0) << efu.err();
 }
@@ -266,11 +277,13 @@ TEST(DataPath, GroSplitsCoalescedBuffersIntoTheDatagramsThatWereSent) {
   std::this_thread::sleep_for(300ms);
   const nlohmann::json j = stop_and_read(efu, stats);
   // With GRO a full socket makes the kernel drop a whole coalesced buffer (up to 64 datagrams)
-  // and count one drop: exact without kernel drops, bounded with them.
+  // and count one drop, and a buffer left in the socket at stop is one at_stop drop: exact
+  // without either, bounded with them.
   const std::uint64_t kernel = at(j, "receive.dropped.kernel");
+  const std::uint64_t buffers_dropped = kernel + at(j, "receive.dropped.at_stop");
   EXPECT_LE(accounted(j), seq) << j.dump(1);
-  EXPECT_GE(accounted(j) + 63 * kernel, seq) << j.dump(1);
-  if (kernel == 0) {
+  EXPECT_GE(accounted(j) + 63 * buffers_dropped, seq) << j.dump(1);
+  if (buffers_dropped == 0) {
     EXPECT_EQ(accounted(j), seq) << j.dump(1);
   }
   EXPECT_EQ(at(j, "receive.packets"),

@@ -87,7 +87,7 @@ void check_data_path(const std::string& plugin, const std::string& threads, int 
   send_sequence(port, 0, kCount, 300);
   std::this_thread::sleep_for(300ms);
   efu.signal(SIGINT);
-  const auto code = efu.wait(5s);
+  const auto code = efu.wait(30s);
   ASSERT_TRUE(code.has_value()) << efu.err();
   ASSERT_EQ(*code, 0) << efu.err();
   const nlohmann::json j = read_json(stats);
@@ -217,7 +217,7 @@ TEST(Lifecycle, RuntDatagramsNeverCrashTheHost) {
   for (std::size_t size : {0, 1, 2, 7, 8, 999, 1000, 1001, 9000}) send_sequence(port, 0, 3, size);
   std::this_thread::sleep_for(200ms);
   efu.signal(SIGTERM);
-  ASSERT_EQ(efu.wait(5s), 0) << efu.err();
+  ASSERT_EQ(efu.wait(30s), 0) << efu.err();
   const nlohmann::json j = read_json(stats);
   EXPECT_EQ(j.at("receive.dropped.empty"), 3u);
   EXPECT_EQ(j.at("receive.truncated"), 6u);

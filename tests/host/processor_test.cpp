@@ -1,6 +1,7 @@
 #include "processor.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -22,9 +23,13 @@ class RecordingPipeline final : public Pipeline {
       if (seq == throw_on) throw std::runtime_error("bad packet");
     }
   }
-  void tick(std::uint64_t) override { ++ticks; }
+  void tick(std::uint64_t) override {
+    ++ticks;
+    seen_at_tick.push_back(seen.size());
+  }
   void flush() override { ++flushes; }
   std::vector<std::uint64_t> seen;
+  std::vector<std::size_t> seen_at_tick;  // how many packets the pipeline had seen at each tick
   int batches = 0, ticks = 0, flushes = 0;
   std::uint64_t throw_on = ~0ULL;
 };
@@ -123,6 +128,48 @@ TEST(Processor, TicksAtMostOncePerInterval) {
   p.maybe_tick(110'000'000);
   EXPECT_EQ(rig.pipeline.ticks, 2);
   EXPECT_EQ(rig.output.ticks, 2);
+}
+
+TEST(Processor, ADueTickWaitsUntilThePacketsThatWaitedAreProcessed) {
+  // A thread kept off its core finds its tick due and packets waiting: it processes them first,
+  // so a plugin's idle timeout does not close groups whose next hits were already waiting.
+  Rig rig;
+  Processor p({&rig.lane}, rig.pipeline, rig.output, nullptr,
+              ProcessorConfig{8, 0, 3'600'000'000'000ULL}, rig.counters);
+  for (std::uint64_t i = 0; i < 50; ++i) rig.push(i);
+  std::atomic<bool> done{true};
+  p.run(done);
+  ASSERT_EQ(rig.pipeline.seen.size(), 50u);
+  ASSERT_EQ(rig.pipeline.ticks, 1);
+  EXPECT_EQ(rig.pipeline.seen_at_tick[0], 50u) << "the tick came before the waiting packets";
+  EXPECT_EQ(rig.output.ticks, 1);
+}
+
+class SlowPipeline final : public Pipeline {
+ public:
+  void process(PacketBatch batch) override {
+    seen += batch.size();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  void tick(std::uint64_t) override { seen_at_tick.push_back(seen); }
+  void flush() override {}
+  std::size_t seen = 0;
+  std::vector<std::size_t> seen_at_tick;
+};
+
+TEST(Processor, UnderALoadThatNeverEmptiesTheLanesTicksStillCome) {
+  // Every batch takes at least 2 ms, the tick interval is 1 ms: a due tick that found packets
+  // waiting comes after one interval of work, long before the 7 batches are done.
+  Rig rig;
+  SlowPipeline slow;
+  Processor p({&rig.lane}, slow, rig.output, nullptr, ProcessorConfig{8, 0, 1'000'000},
+              rig.counters);
+  for (std::uint64_t i = 0; i < 50; ++i) rig.push(i);
+  std::atomic<bool> done{true};
+  p.run(done);
+  EXPECT_EQ(slow.seen, 50u);
+  ASSERT_GE(slow.seen_at_tick.size(), 2u);
+  EXPECT_LT(slow.seen_at_tick[0], 50u) << "no tick while the lane was busy";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -51,6 +52,26 @@ class Sender {
     std::memcpy(buf.data(), &seq, std::min(size, sizeof(seq)));
     ASSERT_EQ(sendto(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&addr_), len_),
               static_cast<ssize_t>(size));
+  }
+  /// One UDP GSO send: `count` datagrams of `size` bytes that the kernel keeps as one buffer on
+  /// the way to a socket with UDP_GRO (loopback never splits it).
+  void send_gso(unsigned count, std::uint16_t size) {
+    std::vector<std::uint8_t> buf(std::size_t{count} * size, 0xcd);
+    char control[CMSG_SPACE(sizeof(std::uint16_t))] = {};
+    iovec iov{buf.data(), buf.size()};
+    msghdr h{};
+    h.msg_name = &addr_;
+    h.msg_namelen = len_;
+    h.msg_iov = &iov;
+    h.msg_iovlen = 1;
+    h.msg_control = control;
+    h.msg_controllen = sizeof(control);
+    cmsghdr* c = CMSG_FIRSTHDR(&h);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(size));
+    std::memcpy(CMSG_DATA(c), &size, sizeof(size));
+    ASSERT_EQ(sendmsg(fd_, &h, 0), static_cast<ssize_t>(buf.size()));
   }
 
  private:
@@ -255,6 +276,29 @@ TEST(Receiver, WhatTheDrainCannotTakeInTimeIsCountedAtStop) {
                 counters.value("receive.dropped.at_stop"),
             50u);
   EXPECT_EQ(counters.value("receive.dropped.at_stop"), 50u);
+}
+
+TEST(Receiver, WhatTheDrainCannotTakeWithGroIsCountedPerDatagram) {
+  // With UDP GRO each message left in the socket is a coalesced buffer: at stop it counts as
+  // the datagrams it holds, not as one.
+  CounterRegistry counters;
+  UdpSocketConfig socket_config{"127.0.0.1", 0, "", 1'000'000, 50};
+  socket_config.gro = true;
+  UdpSocket sock(socket_config);
+  PacketPool pool(pool_slots_needed(1, 4096, 64, 64), kGroSlotSize);
+  Lane lane(4096, pool);
+  ReceiverConfig config{64, 2000};
+  config.gro = true;
+  config.drain_timeout_ns = 0;
+  Receiver rx(sock.fd(), config, pool, {&lane}, nullptr, counters);
+  Sender tx(AF_INET, sock.bound_port());
+  for (int i = 0; i < 5; ++i) tx.send_gso(10, 100);  // 5 buffers of 10 datagrams
+  tx.send_seq(0, 100);                                // and one datagram on its own
+  rx.finish();
+  EXPECT_EQ(counters.value("receive.packets") + counters.value("receive.dropped.kernel") +
+                counters.value("receive.dropped.at_stop"),
+            51u);
+  EXPECT_EQ(counters.value("receive.dropped.at_stop"), 51u);
 }
 
 TEST(UdpSocket, ReportsTheGrantedReceiveBuffer) {

@@ -296,10 +296,12 @@ INSTANTIATE_TEST_SUITE_P(Threads, KafkaMessageIdOrderTest, ::testing::Values(2U,
 // A tiny local queue against a healthy broker: the producing thread finds the queue full again
 // and again. Nobody but the producer itself serves delivery reports here (as in efu, where the
 // stats thread no longer polls), and no message may be dropped while the broker acknowledges.
+// The wait for a delivery report is 5 s, not the default 500 ms: a JVM pause of the test's broker
+// on a loaded machine is not the stalled broker this test is not about.
 TEST_F(KafkaOutputsTest, AFullQueueDropsNothingWhileTheBrokerKeepsUp) {
   const std::string path = ::testing::TempDir() + "tiny_queue_kafka_config.json";
   std::ofstream(path) << R"({"queue.buffering.max.messages": 4, "linger.ms": 0,
-                            "efu.queue.full.wait.ms": 500})";
+                            "efu.queue.full.wait.ms": 5000})";
   settings_.kafka_config_file = path;
   settings_.threads = 1;
   settings_.raw_sample_every = 0;

@@ -31,6 +31,8 @@ from e2e_support import (check, check_events_against_truth, check_host_accountin
 # as the facility does) is nearest, which is within half a tick (<= 5.7 ns). Pulse times sit
 # exactly on ticks, and the truth file holds the converted pulse time.
 TOF_TOLERANCE_NS = 6
+# A jumbo datagram's payload (8972 B) after the 30-byte ESS header, in 20-byte VMM3a readouts.
+MAX_READOUTS_PER_PACKET = (8972 - 30) // 20
 
 VARIANTS = {
     # name: (config file, generator disorder flags, generator queues, processing threads)
@@ -69,7 +71,12 @@ def main():
         gen += ["--gso"]
     run = run_efu_and_generator(
         args.build_dir, args.broker, "mb_" + args.variant,
-        ["--module", "multiblade", "--geometry", config, "--processing-threads", str(threads)]
+        # The wall-clock cluster timeout (200 ms) is for a stream that pauses; here a generator or
+        # efu thread descheduled that long on a loaded machine would split neutrons that straddle
+        # packets, so it is out of reach (flush at the stop still closes every group). Its own
+        # behaviour is a unit test (PipelineTest.TickClosesGroupsIdleForTheTimeout).
+        ["--module", "multiblade", "--geometry", config, "--processing-threads", str(threads),
+         "--cluster-timeout-ms", "600000"]
         + (["--gro", "on"] if args.variant == "gso" else []),
         "efu-multiblade-gen", gen)
     sent, stats = run["sent"], run["stats"]
@@ -115,7 +122,12 @@ def main():
     events = events_of(messages, "multiblade")
     truth = read_truth(run["truth_path"], sent["neutrons"])
     # Neutrons are >= 2 us apart, far more than the tolerance, so time order pairs them up.
-    check_events_against_truth(events, truth, drops, TOF_TOLERANCE_NS)
+    # A lost readout leaves the rest of its neutron to form at most two wrong events (the wires
+    # or strips on either side of it), and a packet holds at most MAX_READOUTS_PER_PACKET.
+    lost_packets = sent["packets"] - stats.get("process.packets", 0)
+    check_events_against_truth(events, truth, drops, TOF_TOLERANCE_NS,
+                               distorted_per_lost_packet=2 * MAX_READOUTS_PER_PACKET,
+                               lost_packets=lost_packets)
     worst = 0
     if drops == 0:
         worst = max(abs(e[1] - t[1]) for e, t in zip(sorted(events), sorted(truth)))

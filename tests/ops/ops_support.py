@@ -37,10 +37,21 @@ def finish() -> int:
     return 0
 
 
+_PORTS_GIVEN = set()
+
+
 def free_port(kind=socket.SOCK_STREAM) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nobody holds now, and never one this process was given before: the kernel may
+    pick the same free port twice in a row, and a test that takes several (Carbon's three) needs
+    them distinct."""
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, kind) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _PORTS_GIVEN:
+            _PORTS_GIVEN.add(port)
+            return port
+    raise RuntimeError("no free port in 100 tries")
 
 
 def wait_until(predicate, timeout_s: float, what: str, interval_s: float = 0.05):

@@ -39,12 +39,15 @@ grep -q "bad.json': /MaxPixel: \"many\" is not an integer" "$work/bad.err" ||
 
 # Runs, receives, forms events; the installed efu finds its installed udp plugin too.
 echo '{"ChannelsPerFiber": 100, "MaxPixel": 1024}' >"$work/example.json"
-port=$((20000 + RANDOM % 20000))
+# A port nobody holds now (the kernel's pick for a bound and released socket); efu runs until
+# SIGTERM, which drains its socket before the final counters, so no timing decides the result.
+port=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 EFU_PLUGIN_PATH=$work/build "$efu" --module example --broker none --bind 127.0.0.1 \
-  --port "$port" --example-config "$work/example.json" --stop-after 2 \
+  --port "$port" --example-config "$work/example.json" \
   --stats-json "$work/stats.json" >"$work/run.out" 2>"$work/run.err" &
 pid=$!
-for _ in $(seq 50); do grep -q running "$work/run.err" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q running "$work/run.err" 2>/dev/null && break; sleep 0.1; done
+grep -q running "$work/run.err" || { kill -KILL "$pid"; cat "$work/run.err"; fail "efu did not report running within 30 s"; }
 # An ESS v1 header (type 0x10, total length 68, queue 0, pulse = previous pulse = 0x65000000 s,
 # sequence 0) and three 12-byte blocks: (fiber 0, tof 100, channel 4 -> pixel 5),
 # (fiber 0, tof 200, channel 5 -> pixel 6), (fiber 9, tof 300, channel 99999 -> rejected).
@@ -61,6 +64,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.sendto(data, ("127.0.0.1", int(sys.argv[1])))
 s.sendto(b"\x01\x02\x03", ("127.0.0.1", int(sys.argv[1])))
 PY
+kill -TERM "$pid"
 wait "$pid" || { cat "$work/run.err"; fail "efu exited non-zero"; }
 python3 - "$work/stats.json" <<'PY'
 import json, sys
