@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "efu/errors.h"
+#include "subprocess.h"
 #include "udp_socket.h"
 
 namespace efu {
@@ -53,27 +53,6 @@ class Sender {
     ASSERT_EQ(sendto(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&addr_), len_),
               static_cast<ssize_t>(size));
   }
-  /// One UDP GSO send: `count` datagrams of `size` bytes that the kernel keeps as one buffer on
-  /// the way to a socket with UDP_GRO (loopback never splits it).
-  void send_gso(unsigned count, std::uint16_t size) {
-    std::vector<std::uint8_t> buf(std::size_t{count} * size, 0xcd);
-    char control[CMSG_SPACE(sizeof(std::uint16_t))] = {};
-    iovec iov{buf.data(), buf.size()};
-    msghdr h{};
-    h.msg_name = &addr_;
-    h.msg_namelen = len_;
-    h.msg_iov = &iov;
-    h.msg_iovlen = 1;
-    h.msg_control = control;
-    h.msg_controllen = sizeof(control);
-    cmsghdr* c = CMSG_FIRSTHDR(&h);
-    c->cmsg_level = SOL_UDP;
-    c->cmsg_type = UDP_SEGMENT;
-    c->cmsg_len = CMSG_LEN(sizeof(size));
-    std::memcpy(CMSG_DATA(c), &size, sizeof(size));
-    ASSERT_EQ(sendmsg(fd_, &h, 0), static_cast<ssize_t>(buf.size()));
-  }
-
  private:
   int family_;
   int fd_;
@@ -291,9 +270,10 @@ TEST(Receiver, WhatTheDrainCannotTakeWithGroIsCountedPerDatagram) {
   config.gro = true;
   config.drain_timeout_ns = 0;
   Receiver rx(sock.fd(), config, pool, {&lane}, nullptr, counters);
-  Sender tx(AF_INET, sock.bound_port());
-  for (int i = 0; i < 5; ++i) tx.send_gso(10, 100);  // 5 buffers of 10 datagrams
-  tx.send_seq(0, 100);                                // and one datagram on its own
+  const int fd = test::udp_sender_socket();
+  for (unsigned i = 0; i < 5; ++i) test::send_gso(fd, sock.bound_port(), i * 10, 10, 100);
+  test::send_one(fd, sock.bound_port(), 50, 100);  // 5 buffers of 10 datagrams, and one alone
+  close(fd);
   rx.finish();
   EXPECT_EQ(counters.value("receive.packets") + counters.value("receive.dropped.kernel") +
                 counters.value("receive.dropped.at_stop"),

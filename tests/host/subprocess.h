@@ -1,4 +1,5 @@
-// Runs efu as a child process for lifecycle tests: output captured to files, bounded waits.
+// Runs efu as a child process for lifecycle tests (output captured to files, bounded waits), and
+// the UDP senders of the host tests.
 #pragma once
 
 #include <sys/types.h>
