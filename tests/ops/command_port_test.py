@@ -53,11 +53,8 @@ def wait_until_accounted(client: Client, traffic: Traffic, timeout_s=10) -> int:
     """Waits until efu's published counters account for every datagram the traffic sent
     (received or in a loss counter: a loaded machine may drop some, never silently); returns
     receive.packets as then published."""
-    names = ("receive.packets", "receive.dropped.kernel", "receive.dropped.empty",
-             "receive.truncated")
-
     def accounted():
-        values = {n: value_of(client, n) for n in names}
+        values = {n: value_of(client, n) for n in Traffic.SEEN}
         return values if sum(values.values()) == traffic.sent + traffic.EMPTIES else None
     return wait_until(accounted, timeout_s,
                       f"efu to account for the {traffic.sent} datagrams sent")["receive.packets"]

@@ -179,6 +179,9 @@ class Traffic:
     sent == receive.packets + receive.dropped.kernel + receive.dropped.empty + receive.truncated."""
 
     EMPTIES = 3
+    # What happened to each datagram that reached efu's socket: one of these counts it.
+    SEEN = ("receive.packets", "receive.dropped.kernel", "receive.dropped.empty",
+            "receive.truncated")
 
     def __init__(self, port: int, count: int, rate_pps: int, size: int = 1472):
         self.port, self.count = port, count
@@ -209,8 +212,7 @@ class Traffic:
         or counted as ring-full."""
         g = lambda k: stats.get(k, 0)
         sent = self.sent + self.EMPTIES
-        seen = (g("receive.packets") + g("receive.dropped.kernel") + g("receive.dropped.empty")
-                + g("receive.truncated"))
+        seen = sum(g(name) for name in self.SEEN)
         check(seen == sent,
               f"{label}: sent {sent} == received {g('receive.packets')} + kernel drops "
               f"{g('receive.dropped.kernel')} + empty {g('receive.dropped.empty')} + truncated "
