@@ -25,7 +25,7 @@ struct Lane {
 };
 
 /// Gives up one datagram's hold on its slot; true if that was the last one, so the slot is
-/// free again. A slot with one datagram (segments == 1: the path without UDP GRO) costs one
+/// free again. A slot with one datagram (segments <= 1: the path without UDP GRO) costs one
 /// load. Acquire: the reads of whoever released a shared slot's other datagrams happen before
 /// the slot is reused.
 inline bool release_segment(const PacketPool& pool, std::uint32_t slot) noexcept {

@@ -42,7 +42,10 @@ constexpr OptionSpec kHostOptions[] = {
      "socket: UDP GRO, several datagrams of one flow per receive slot (pool slots grow to 64 KB)"},
     {"drain-timeout", OptionType::kFloat, "1",
      "Seconds to keep receiving what the socket holds at stop; the rest is counted, not lost"},
-    {"batch-size", OptionType::kInt, "64", "Datagrams per recvmmsg() call"},
+    {"batch-size", OptionType::kInt, "64", "Datagrams per recvmmsg() call, at most"},
+    {"batch-bytes", OptionType::kInt, "262144",
+     "socket: bytes per recvmmsg() call, about (fewer datagrams per call when they are large, so "
+     "the slots written stay in the receiving core's cache); 0: batch-size always"},
     {"rcvbuf", OptionType::kInt, "12000000", "SO_RCVBUF to request, in bytes"},
     {"max-datagram", OptionType::kInt, "9000",
      "Largest datagram accepted, in bytes; larger ones are counted as truncated"},

@@ -57,11 +57,10 @@ class LaneDispatch {
     }
   }
 
-  /// Stages a slot that holds one datagram of `size` bytes.
-  void stage_single(std::uint32_t slot, std::uint32_t size) noexcept {
-    pool_.segments(slot).store(1, std::memory_order_relaxed);  // published by the ring push
-    stage(slot, 0, size);
-  }
+  /// Stages a slot that holds one datagram of `size` bytes. Its segment count is already 0 or 1
+  /// (a free slot's always is; see PacketPool::segments), which release_segment() takes as
+  /// "one datagram", so it is not written: no store to a line the processing threads read.
+  void stage_single(std::uint32_t slot, std::uint32_t size) noexcept { stage(slot, 0, size); }
 
   /// Stages the `count` datagrams of one slot (UDP GRO): call stage() for each of them, after
   /// this.
@@ -76,7 +75,8 @@ class LaneDispatch {
       lane = route_key_(PacketView{pool_.data(slot) + offset, size, &pool_.source(slot)}) %
              lanes_.size();
     }
-    staged_[lane].push_back(PacketRef{slot, size, offset});
+    staged_[lane].push_back(PacketRef{slot, static_cast<std::uint16_t>(size),
+                                      static_cast<std::uint16_t>(offset)});
   }
 
   /// Pushes each lane's staged datagrams, wakes its processing thread if it sleeps, and counts

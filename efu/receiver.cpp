@@ -4,6 +4,7 @@
 #include <netinet/udp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <span>
@@ -29,7 +30,7 @@ Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::
       messages_(config.batch_size),
       iovecs_(config.batch_size),
       control_(config.batch_size * kControlSpace),
-      batch_slots_(config.batch_size),
+      want_(config.batch_size),
       packets_(counters.counter("receive.packets")),
       bytes_(counters.counter("receive.bytes")),
       truncated_(counters.counter("receive.truncated")),
@@ -75,8 +76,7 @@ void Receiver::handle_kernel_drops(const msghdr& h, std::uint32_t& gro_size) noe
 
 int Receiver::receive_batch(bool dont_wait) {
   dispatch_.reclaim();
-  const unsigned want =
-      static_cast<unsigned>(std::min<std::size_t>(config_.batch_size, dispatch_.free_slots()));
+  const unsigned want = static_cast<unsigned>(std::min<std::size_t>(want_, dispatch_.free_slots()));
   if (want == 0) {
     // Cannot happen with a pool sized by pool_slots_needed(); counted in case it ever does.
     no_free_slot_.add();
@@ -86,7 +86,6 @@ int Receiver::receive_batch(bool dont_wait) {
   PacketPool& pool = dispatch_.pool();
   for (unsigned i = 0; i < want; ++i) {
     const std::uint32_t slot = dispatch_.peek_free(i);
-    batch_slots_[i] = slot;
     iovecs_[i].iov_base = pool.data(slot);
     // Only what changes per call: the slot, and the lengths the kernel wrote back. The rest of
     // each header was set once in the constructor.
@@ -106,11 +105,15 @@ int Receiver::receive_batch(bool dont_wait) {
 
   std::uint64_t byte_count = 0;
   std::uint64_t datagrams = 0;
+  std::uint64_t message_bytes = 0;  // what the kernel copied, rejected messages included
   for (int i = 0; i < n; ++i) {
+    message_bytes += messages_[i].msg_len;
     const std::uint32_t slot = dispatch_.take();  // the slots recvmmsg filled, in order
     const msghdr& h = messages_[i].msg_hdr;
     std::uint32_t gro_size = 0;
-    handle_kernel_drops(h, gro_size);
+    // With UDP GRO every message has its segment size. Without it only the drop count comes in
+    // control data, and that is cumulative: the last message's is read after the loop.
+    if (config_.gro) handle_kernel_drops(h, gro_size);
     const std::uint32_t size = messages_[i].msg_len;
     if ((h.msg_flags & MSG_TRUNC) != 0) {
       truncated_.add();
@@ -148,9 +151,20 @@ int Receiver::receive_batch(bool dont_wait) {
     ++datagrams;
     byte_count += size;
   }
+  if (!config_.gro) {
+    std::uint32_t no_gro = 0;
+    handle_kernel_drops(messages_[n - 1].msg_hdr, no_gro);
+  }
   packets_.add(datagrams);
   bytes_.add(byte_count);
   dispatch_.push();
+  if (config_.batch_bytes != 0) {
+    // As many messages as fit batch_bytes at this call's mean size. The division is once per
+    // call, not per datagram.
+    const std::uint64_t mean = std::max<std::uint64_t>(1, message_bytes / static_cast<unsigned>(n));
+    want_ = static_cast<unsigned>(
+        std::clamp<std::uint64_t>(config_.batch_bytes / mean, 1, config_.batch_size));
+  }
   return n;
 }
 

@@ -17,11 +17,17 @@
 namespace efu {
 
 struct ReceiverConfig {
-  unsigned batch_size = 64;           // recvmmsg() messages per call
+  unsigned batch_size = 64;           // recvmmsg() messages per call, at most
   std::uint32_t max_datagram = 9000;  // larger datagrams are counted as truncated, never passed on
   bool gro = false;                   // the socket has UDP_GRO: slots hold coalesced buffers
   bool sender = true;  // ask for each datagram's sender (msg_name): the plugin's uses_source
   std::uint64_t drain_timeout_ns = 1'000'000'000;  // at stop: how long to keep receiving
+  // Bytes per recvmmsg() call, about: the next call asks for as many messages as fit this at the
+  // last call's mean message size (at least one, at most batch_size); 0: no byte limit. It
+  // bounds the slots the receive thread writes before the processing thread gives them back,
+  // so that they are still in the receiving core's cache when they are written again
+  // (docs/host.md "Receive batch").
+  std::uint32_t batch_bytes = 256 * 1024;
 };
 
 /// With UDP GRO a coalesced buffer is at most 64 KB; a slot must hold a whole one. The kernel
@@ -55,6 +61,10 @@ class Receiver {
   /// dont_wait was set). Never blocks on a full ring: that datagram is dropped and counted.
   int receive_batch(bool dont_wait = false);
 
+  /// Messages the next receive_batch() asks for: batch_size, or fewer after large messages
+  /// (batch_bytes).
+  unsigned next_batch() const noexcept { return want_; }
+
   /// Receives until `stop` is set, then finish().
   void run(const std::atomic<bool>& stop);
 
@@ -80,7 +90,7 @@ class Receiver {
   std::vector<mmsghdr> messages_;
   std::vector<iovec> iovecs_;
   std::vector<std::uint8_t> control_;       // per message: SO_RXQ_OVFL and UDP_GRO cmsgs
-  std::vector<std::uint32_t> batch_slots_;  // slot of message i
+  unsigned want_;                           // messages the next call asks for (batch_bytes)
   std::uint32_t kernel_drops_seen_ = 0;
 
   Counter& packets_;

@@ -73,6 +73,7 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.socket.multicast_interface = v.get_string("multicast-interface");
   s.socket.rcvbuf_bytes = static_cast<std::size_t>(v.get_int("rcvbuf", 0, 2'000'000'000));
   s.receiver.batch_size = static_cast<unsigned>(v.get_int("batch-size", 1, 1024));
+  s.receiver.batch_bytes = static_cast<std::uint32_t>(v.get_int("batch-bytes", 0, 1 << 30));
   s.receiver.max_datagram = static_cast<std::uint32_t>(v.get_int("max-datagram", 1, 65535));
   s.ring_size = static_cast<std::size_t>(v.get_int("ring-size", 2, 1 << 20));
   s.receiver.gro = v.get_bool("gro");

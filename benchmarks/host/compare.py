@@ -115,15 +115,34 @@ def main():
                      b["items_per_second"]))
         rows.append((f"drain {payload} B no-sender ns/pkt", q["rx_cpu_ns_per_pkt"],
                      b["rx_cpu_ns_per_pkt"]))
-        w = pick(recv, f"drain/efu_nosender_processor_wait/payload:{payload}")
-        rows.append((f"drain {payload} B no-sender, processor wait ns/pkt",
+        # What --batch-bytes changed: the same with 64 datagrams per call whatever their size.
+        u = pick(recv, f"drain/efu_nosender_unbounded/payload:{payload}")
+        rows.append((f"drain {payload} B no-sender, batch-bytes 0 pkts/s",
+                     u["items_per_second"], b["items_per_second"]))
+        rows.append((f"drain {payload} B no-sender, batch-bytes 0 ns/pkt",
+                     u["rx_cpu_ns_per_pkt"], b["rx_cpu_ns_per_pkt"]))
+        # A consumer that naps instead of waiting as efu's processing thread does.
+        w = pick(recv, f"drain/efu_nosender_nap/payload:{payload}")
+        rows.append((f"drain {payload} B no-sender, napping consumer ns/pkt",
                      w["rx_cpu_ns_per_pkt"], b["rx_cpu_ns_per_pkt"]))
+        # efu's receive code alone (no hand-off to another core), and the bare loop writing 2
+        # and 4 batches of slots in turn instead of 1 (the footprint that a hand-off brings).
+        i = pick(recv, f"drain/efu_inline/payload:{payload}")
+        rows.append((f"drain {payload} B efu code alone ns/pkt", i["rx_cpu_ns_per_pkt"],
+                     b["rx_cpu_ns_per_pkt"]))
+        for k in (2, 4):
+            c = pick(recv, f"drain/baseline_cycle{k}/payload:{payload}")
+            rows.append((f"drain {payload} B bare, {k} batches of slots ns/pkt",
+                         c["rx_cpu_ns_per_pkt"], b["rx_cpu_ns_per_pkt"]))
     # UDP GRO: efu --gro on against the bare receiver without GRO, both fed by a GSO sender.
     for payload in (64, 1472, 8972):
         e = pick(recv, f"drain/efu_gro/payload:{payload}/gso:1")
         b = pick(recv, f"drain/baseline/payload:{payload}/gso:1")
         rows.append((f"gro {payload} B pkts/s", e["items_per_second"], b["items_per_second"]))
         rows.append((f"gro {payload} B rx cpu ns/pkt", e["rx_cpu_ns_per_pkt"],
+                     b["rx_cpu_ns_per_pkt"]))
+        u = pick(recv, f"drain/efu_gro_unbounded/payload:{payload}/gso:1")
+        rows.append((f"gro {payload} B batch-bytes 0 ns/pkt", u["rx_cpu_ns_per_pkt"],
                      b["rx_cpu_ns_per_pkt"]))
     # Several receive threads: aggregate drain rate of 2 against 1 (reference = 1 thread).
     for payload in (64, 8972):

@@ -19,9 +19,11 @@
 //    receiver that outruns the sender gets smaller batches and pays more syscalls per packet.
 //  - Both paths pass the same control buffers, so the kernel does the same SO_RXQ_OVFL work.
 //  - Both pools are touched before timing, so page faults on first use are not measured.
-//  - The efu path's consumer thread naps when the ring is empty instead of spinning, so on a
-//    2-core machine it does not steal the sender's or the receiver's CPU. Its own CPU per packet
-//    is reported separately (consumer_cpu_ns_per_pkt); it is not in rx_cpu_ns_per_pkt.
+//  - Streaming, the efu path's consumer thread naps when the ring is empty instead of spinning,
+//    so on a 2-core machine it does not steal the sender's or the receiver's CPU. Draining (no
+//    sender runs while the receiver is timed) it waits as efu's processing thread does: spin,
+//    then sleep until the receiver's push wakes it. Its own CPU per packet is reported
+//    separately (consumer_cpu_ns_per_pkt); it is not in rx_cpu_ns_per_pkt.
 //  - Optional pinning: EFU_RX_CPUS=sender,receiver,consumer (e.g. 0,1,0).
 //  - A second mode, drain/*, fills the socket queue with timing paused and times draining it:
 //    full batches every call, so it gives the receive path's own cost and top rate, free of the
@@ -276,13 +278,14 @@ bool receive_packets(std::uint64_t target, Path& path, RunTotals& totals) {
 
 // ---- baseline: recvmmsg only -------------------------------------------------------------------
 
-/// Two variants tell where efu's extra receive cost goes (drain/baseline_name, _cycle):
-///  kName: also ask for each sender's address (msg_name), as efu's receiver does since the
-///   plugins get it.
-///  kCycle: receive into the next batch of slots of a pool as large as efu's (round robin)
-///   instead of the same 64 slots every call: the memory footprint of handing slots to another
-///   thread and getting them back later, without the hand-off itself.
-template <bool kName, bool kCycle = false>
+/// Variants tell where efu's extra receive cost goes (drain/baseline_name, _cycle*):
+///  kName: also ask for each sender's address (msg_name), as efu's receiver does for a plugin
+///   that reads it.
+///  kCycle: receive into the next slots of a larger pool (round robin) instead of the same 64
+///   slots every call: the memory footprint of handing slots to another thread and getting them
+///   back later, without the hand-off itself. kCycleSlots: the pool's slots (0: as many as
+///   efu's pool has).
+template <bool kName, bool kCycle = false, std::size_t kCycleSlots = 0>
 class BaselinePathT {
  public:
   static constexpr bool kGroSocket = false;
@@ -291,7 +294,9 @@ class BaselinePathT {
       : fd_(fd),
         payload_(payload),
         pool_(
-            kCycle ? pool_slots_needed(1, kRingCapacity, kBatch, kBatch) / kBatch * kBatch : kBatch,
+            !kCycle            ? kBatch
+            : kCycleSlots != 0 ? kCycleSlots
+                               : pool_slots_needed(1, kRingCapacity, kBatch, kBatch) / kBatch * kBatch,
             kMaxDatagram),
         messages_(kBatch),
         iovecs_(kBatch),
@@ -318,7 +323,7 @@ class BaselinePathT {
       if (kName) messages_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in6);
     }
     if (kCycle) {
-      next_ = (next_ + last_n_) % static_cast<std::uint32_t>(pool_.slots() - kBatch);
+      next_ = (next_ + last_n_) % static_cast<std::uint32_t>(pool_.slots() - kBatch + 1);
       for (unsigned i = 0; i < kBatch; ++i) {
         iovecs_[i].iov_base = pool_.data(next_ + i);
         if (kName) messages_[i].msg_hdr.msg_name = &pool_.source(next_ + i).v6;
@@ -364,6 +369,10 @@ class BaselinePathT {
 using BaselinePath = BaselinePathT<false>;
 using BaselineNamePath = BaselinePathT<true>;
 using BaselineNameCyclePath = BaselinePathT<true, true>;
+// The bare loop writing 128 or 256 slots in turn (2 or 4 of its batches) instead of 64: how the
+// kernel's copy slows once the slots written between two uses of one no longer fit the cache.
+using BaselineCycle2Path = BaselinePathT<false, true, 2 * kBatch>;
+using BaselineCycle4Path = BaselinePathT<false, true, 4 * kBatch>;
 
 // ---- efu: Receiver -> Lane -> no-op consumer ---------------------------------------------------
 
@@ -456,9 +465,12 @@ class NoopConsumer {
   std::thread thread_;
 };
 
-ReceiverConfig receiver_config(bool gro, bool sender = true) {
+/// `batch_bytes`: efu's --batch-bytes; by default efu's default.
+ReceiverConfig receiver_config(bool gro, bool sender = true,
+                               std::uint32_t batch_bytes = ReceiverConfig{}.batch_bytes) {
   ReceiverConfig config;
   config.batch_size = kBatch;
+  config.batch_bytes = batch_bytes;
   config.max_datagram = kMaxDatagram;
   config.gro = gro;
   config.sender = sender;
@@ -468,7 +480,9 @@ ReceiverConfig receiver_config(bool gro, bool sender = true) {
 /// efu's receive path; with kGro the socket has UDP_GRO and the receiver splits coalesced
 /// buffers (efu --gro on). kSender: the kernel is asked for each datagram's sender, as for a
 /// plugin with uses_source (the udp instrument); without it, as for the ESS detector plugins.
-template <bool kGro, bool kSender = true>
+/// kByteBudget: efu's default --batch-bytes; without it --batch-bytes 0 (64 datagrams per call
+/// whatever their size, as before it existed).
+template <bool kGro, bool kSender = true, bool kByteBudget = true>
 class EfuPathT {
  public:
   static constexpr bool kGroSocket = kGro;
@@ -478,7 +492,9 @@ class EfuPathT {
       : pool_(pool_slots_needed(1, kRingCapacity, kBatch, kBatch),
               receive_slot_size(receiver_config(kGro))),
         lane_(kRingCapacity, pool_),
-        receiver_(fd, receiver_config(kGro, kSender), pool_, {&lane_}, nullptr, counters_),
+        receiver_(fd,
+                  receiver_config(kGro, kSender, kByteBudget ? ReceiverConfig{}.batch_bytes : 0),
+                  pool_, {&lane_}, nullptr, counters_),
         consumer_(lane_, static_cast<std::uint32_t>(payload), pins.consumer, wait) {
     touch(pool_);  // the consumer has nothing to read yet: no race on the slots
     counters_.freeze();
@@ -517,7 +533,56 @@ class EfuPathT {
 
 using EfuPath = EfuPathT<false>;
 using EfuNoSenderPath = EfuPathT<false, false>;
+using EfuNoSenderUnboundedPath = EfuPathT<false, false, false>;
 using EfuGroPath = EfuPathT<true>;
+using EfuGroUnboundedPath = EfuPathT<true, true, false>;
+
+/// efu's receiver (no sender asked for) with its lane emptied on the receive thread itself right
+/// after each call, and the slots given straight back: efu's own receive code, without another
+/// core and with the same 64 slots every call, as the bare loop has them.
+class EfuInlinePath {
+ public:
+  static constexpr bool kGroSocket = false;
+  EfuInlinePath(int fd, std::size_t payload, const Pinning& /*pins*/,
+                ConsumerWait /*no consumer thread*/ = ConsumerWait::kNap)
+      : payload_(payload),
+        pool_(pool_slots_needed(1, kRingCapacity, kBatch, kBatch),
+              receive_slot_size(receiver_config(false))),
+        lane_(kRingCapacity, pool_),
+        receiver_(fd, receiver_config(false, false), pool_, {&lane_}, nullptr, counters_) {
+    touch(pool_);
+    counters_.freeze();
+  }
+  std::uint64_t receive_batch() {
+    const std::uint64_t before = receiver_.own_counters().packets;
+    receiver_.receive_batch();
+    PacketRef refs[kBatch];
+    std::uint32_t slots[kBatch];
+    std::size_t n = 0;
+    while ((n = lane_.packets.pop_bulk(std::span<PacketRef>(refs))) != 0) {
+      for (std::size_t i = 0; i < n; ++i) {
+        slots[i] = refs[i].slot;
+        wrong_size_ += refs[i].size != payload_;
+      }
+      lost_returns_ += n - lane_.returned.push_bulk(std::span<const std::uint32_t>(slots, n));
+    }
+    return receiver_.own_counters().packets - before;
+  }
+  std::uint64_t kernel_drops() const { return counters_.value("receive.dropped.kernel"); }
+  void finish(benchmark::State& state) {
+    if (wrong_size_ != 0) state.SkipWithError("a datagram had the wrong size");
+    if (lost_returns_ != 0) state.SkipWithError("a slot could not be given back");
+  }
+
+ private:
+  std::size_t payload_;
+  CounterRegistry counters_;
+  PacketPool pool_;
+  Lane lane_;
+  Receiver receiver_;
+  std::uint64_t wrong_size_ = 0;
+  std::uint64_t lost_returns_ = 0;
+};
 
 // ---- the two ways of driving a path
 // --------------------------------------------------------------
@@ -556,8 +621,9 @@ void receive_stream(benchmark::State& state) {
 /// it with a non-blocking socket. Every call finds a full queue, so this measures what the
 /// receive path costs and how fast it can go with full batches, independent of the sender and
 /// of wake-ups. The burst stays below the ring capacity, so the efu path cannot drop on a full
-/// ring even if its consumer does not run during the drain.
-template <typename Path, ConsumerWait kWait = ConsumerWait::kNap>
+/// ring even if its consumer does not run during the drain. The efu path's consumer waits as
+/// efu's processing thread does (no sender competes for the CPU while the drain is timed).
+template <typename Path, ConsumerWait kWait = ConsumerWait::kLikeProcessor>
 void receive_drain(benchmark::State& state) {
   const std::size_t payload = static_cast<std::size_t>(state.range(0));
   const bool gso = state.range(1) != 0;  // the burst is sent as UDP GSO buffers
@@ -721,14 +787,20 @@ void register_all() {
   add_drain("drain/efu", receive_drain<EfuPath>, false);
   // A plugin with uses_source = false (the ESS detector families): no sender per datagram.
   add_drain("drain/efu_nosender", receive_drain<EfuNoSenderPath>, false);
-  // The same with a consumer that waits as efu's processing thread does (spin, then futex),
-  // so slots come back within microseconds: does a late slot return explain the extra cost?
-  add_drain("drain/efu_nosender_processor_wait",
-            receive_drain<EfuNoSenderPath, ConsumerWait::kLikeProcessor>, false);
+  // The same with --batch-bytes 0: 64 datagrams per call whatever their size.
+  add_drain("drain/efu_nosender_unbounded", receive_drain<EfuNoSenderUnboundedPath>, false);
+  // The same with a consumer that naps 100 us instead of spinning and sleeping on the wake-up:
+  // slots come back late, so the receiver writes more of them in turn.
+  add_drain("drain/efu_nosender_nap", receive_drain<EfuNoSenderPath, ConsumerWait::kNap>, false);
+  // efu's receive code alone: the lane emptied on the receive thread, no hand-off.
+  add_drain("drain/efu_inline", receive_drain<EfuInlinePath>, false);
   // Where the plain path's extra cost goes: the sender's address (a bare loop that asks for it
-  // too), and that plus cycling through a pool as large as efu's (see BaselinePathT).
+  // too), that plus cycling through a pool as large as efu's, and the bare loop writing 2 or 4
+  // batches of slots in turn (see BaselinePathT).
   add_drain("drain/baseline_name", receive_drain<BaselineNamePath>, false);
   add_drain("drain/baseline_name_cycle", receive_drain<BaselineNameCyclePath>, false);
+  add_drain("drain/baseline_cycle2", receive_drain<BaselineCycle2Path>, false);
+  add_drain("drain/baseline_cycle4", receive_drain<BaselineCycle4Path>, false);
   benchmark::RegisterBenchmark("drain_threads/efu", receive_drain_threads)
       ->ArgNames({"payload", "threads"})
       ->Args({64, 1})
@@ -737,13 +809,18 @@ void register_all() {
       ->Args({8972, 2})
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("drain/efu_gro", receive_drain<EfuGroPath>)
-      ->ArgNames({"payload", "gso"})
-      ->Args({64, 1})
-      ->Args({1472, 1})
-      ->Args({8972, 1})
-      ->UseRealTime()
-      ->Unit(benchmark::kMicrosecond);
+  // UDP GRO with efu's default --batch-bytes and with --batch-bytes 0.
+  for (const auto& [name, fn] : {std::pair{"drain/efu_gro", &receive_drain<EfuGroPath>},
+                                 std::pair{"drain/efu_gro_unbounded",
+                                           &receive_drain<EfuGroUnboundedPath>}}) {
+    benchmark::RegisterBenchmark(name, fn)
+        ->ArgNames({"payload", "gso"})
+        ->Args({64, 1})
+        ->Args({1472, 1})
+        ->Args({8972, 1})
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
 }
 
 }  // namespace

@@ -166,6 +166,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown_option", {"--no-such-option", "1"}, "", "--no-such-option"},
         BadCase{"bad_port", {"--port", "70000"}, "", "--port: 70000 is out of range"},
         BadCase{"bad_int", {"--batch-size", "many"}, "", "--batch-size: 'many' is not valid"},
+        BadCase{"negative_batch_bytes", {"--batch-bytes", "-1"}, "",
+                "--batch-bytes: -1 is out of range"},
         BadCase{"bad_core", {"--cpu", "rx=999"}, "", "--cpu: core 999 is not available"},
         BadCase{"bad_level", {"--log-level", "loud"}, "", "--log-level: 'loud'"},
         BadCase{"plugin_refuses", {"--counting-fail", "1"}, "", "--counting-fail: 1"},

@@ -192,6 +192,60 @@ TEST(Receiver, FullRingDropsAreCountedAndTheReceiverKeepsGoing) {
   EXPECT_EQ(rig.lane.packets.size(), 16u);
 }
 
+// ReceiverConfig::batch_bytes: after a call of large datagrams the next asks for only as many as
+// fit the byte budget (at least one), after small ones for the whole batch_size again; with 0
+// it always asks for batch_size. Every datagram still arrives once and in order.
+TEST(Receiver, LargeDatagramsMakeTheNextBatchSmallerAndEveryDatagramStillArrives) {
+  CounterRegistry counters;
+  UdpSocket sock(UdpSocketConfig{"127.0.0.1", 0, "", 4'000'000, 50});
+  PacketPool pool(pool_slots_needed(1, 4096, 64, 64), 9000);
+  Lane lane(4096, pool);
+  ReceiverConfig config{64, 9000};
+  config.batch_bytes = 32 * 1024;
+  Receiver rx(sock.fd(), config, pool, {&lane}, nullptr, counters);
+  EXPECT_EQ(rx.next_batch(), 64u);
+  Sender tx(AF_INET, sock.bound_port());
+  constexpr std::uint64_t kLarge = 100;
+  for (std::uint64_t i = 0; i < kLarge; ++i) tx.send_seq(i, 8000);
+  ASSERT_EQ(rx.receive_batch(), 64);        // the first call asks for batch_size
+  EXPECT_EQ(rx.next_batch(), 4u);           // 32768 / 8000
+  ASSERT_EQ(rx.receive_batch(), 4);
+  for (std::uint64_t i = kLarge; i < kLarge + 8; ++i) tx.send_seq(i, 40000);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (counters.value("receive.packets") + counters.value("receive.truncated") < kLarge + 8 &&
+         std::chrono::steady_clock::now() < deadline) {
+    rx.receive_batch();
+  }
+  // Truncated 40000 B datagrams: the kernel copied 9000 B of each, 32768 / 9000 = 3.
+  EXPECT_EQ(counters.value("receive.truncated"), 8u);
+  EXPECT_EQ(rx.next_batch(), 3u);
+  for (std::uint64_t i = 0; i < 3; ++i) tx.send_seq(kLarge + 8 + i, 100);
+  ASSERT_EQ(rx.receive_batch(), 3);
+  EXPECT_EQ(rx.next_batch(), 64u);  // 32768 / 100, at most batch_size
+  EXPECT_EQ(counters.value("receive.packets"), kLarge + 3);
+  std::array<PacketRef, 256> refs{};
+  const std::size_t n = lane.packets.pop_bulk(std::span(refs));
+  ASSERT_EQ(n, kLarge + 3);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t seq = 0;
+    std::memcpy(&seq, pool.data(refs[i].slot), sizeof(seq));
+    EXPECT_EQ(seq, i < kLarge ? i : i + 8);
+    EXPECT_EQ(refs[i].size, i < kLarge ? 8000u : 100u);
+  }
+
+  // batch_bytes 0: always batch_size.
+  CounterRegistry counters0;
+  UdpSocket sock0(UdpSocketConfig{"127.0.0.1", 0, "", 4'000'000, 50});
+  PacketPool pool0(pool_slots_needed(1, 4096, 64, 64), 9000);
+  Lane lane00(4096, pool0);
+  config.batch_bytes = 0;
+  Receiver rx0(sock0.fd(), config, pool0, {&lane00}, nullptr, counters0);
+  Sender tx0(AF_INET, sock0.bound_port());
+  for (std::uint64_t i = 0; i < 10; ++i) tx0.send_seq(i, 8000);
+  ASSERT_EQ(rx0.receive_batch(), 10);
+  EXPECT_EQ(rx0.next_batch(), 64u);
+}
+
 TEST(Receiver, KernelDropsAreReadFromSoRxqOvfl) {
   // A tiny socket buffer and no receiving while sending: the kernel must drop, and the drop
   // count arrives with the next datagram.
