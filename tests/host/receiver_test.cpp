@@ -63,11 +63,12 @@ class Sender {
 struct Rig {
   explicit Rig(const std::string& bind, std::size_t ring = 4096, std::uint32_t max_datagram = 2000,
                bool sender = true)
+      : Rig(bind, ReceiverConfig{64, max_datagram, false, sender}, ring) {}
+  Rig(const std::string& bind, const ReceiverConfig& config, std::size_t ring = 4096)
       : socket(UdpSocketConfig{bind, 0, "", 4'000'000, 50}),
-        pool(pool_slots_needed(1, ring, 64, 64), max_datagram),
+        pool(pool_slots_needed(1, ring, 64, 64), config.max_datagram),
         lane(ring, pool),
-        receiver(socket.fd(), ReceiverConfig{64, max_datagram, false, sender}, pool, {&lane},
-                 nullptr, counters) {}
+        receiver(socket.fd(), config, pool, {&lane}, nullptr, counters) {}
   // Receives until `n` packets are accounted for or 5 s pass.
   void receive_until(std::uint64_t n) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -196,54 +197,43 @@ TEST(Receiver, FullRingDropsAreCountedAndTheReceiverKeepsGoing) {
 // fit the byte budget (at least one), after small ones for the whole batch_size again; with 0
 // it always asks for batch_size. Every datagram still arrives once and in order.
 TEST(Receiver, LargeDatagramsMakeTheNextBatchSmallerAndEveryDatagramStillArrives) {
-  CounterRegistry counters;
-  UdpSocket sock(UdpSocketConfig{"127.0.0.1", 0, "", 4'000'000, 50});
-  PacketPool pool(pool_slots_needed(1, 4096, 64, 64), 9000);
-  Lane lane(4096, pool);
   ReceiverConfig config{64, 9000};
   config.batch_bytes = 32 * 1024;
-  Receiver rx(sock.fd(), config, pool, {&lane}, nullptr, counters);
+  Rig rig("127.0.0.1", config);
+  Receiver& rx = rig.receiver;
   EXPECT_EQ(rx.next_batch(), 64u);
-  Sender tx(AF_INET, sock.bound_port());
+  Sender tx(AF_INET, rig.socket.bound_port());
   constexpr std::uint64_t kLarge = 100;
   for (std::uint64_t i = 0; i < kLarge; ++i) tx.send_seq(i, 8000);
-  ASSERT_EQ(rx.receive_batch(), 64);        // the first call asks for batch_size
-  EXPECT_EQ(rx.next_batch(), 4u);           // 32768 / 8000
+  ASSERT_EQ(rx.receive_batch(), 64);  // the first call asks for batch_size
+  EXPECT_EQ(rx.next_batch(), 4u);     // 32768 / 8000
   ASSERT_EQ(rx.receive_batch(), 4);
   for (std::uint64_t i = kLarge; i < kLarge + 8; ++i) tx.send_seq(i, 40000);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (counters.value("receive.packets") + counters.value("receive.truncated") < kLarge + 8 &&
-         std::chrono::steady_clock::now() < deadline) {
-    rx.receive_batch();
-  }
+  rig.receive_until(kLarge + 8);
   // Truncated 40000 B datagrams: the kernel copied 9000 B of each, 32768 / 9000 = 3.
-  EXPECT_EQ(counters.value("receive.truncated"), 8u);
+  EXPECT_EQ(rig.counters.value("receive.truncated"), 8u);
   EXPECT_EQ(rx.next_batch(), 3u);
   for (std::uint64_t i = 0; i < 3; ++i) tx.send_seq(kLarge + 8 + i, 100);
   ASSERT_EQ(rx.receive_batch(), 3);
   EXPECT_EQ(rx.next_batch(), 64u);  // 32768 / 100, at most batch_size
-  EXPECT_EQ(counters.value("receive.packets"), kLarge + 3);
+  EXPECT_EQ(rig.counters.value("receive.packets"), kLarge + 3);
   std::array<PacketRef, 256> refs{};
-  const std::size_t n = lane.packets.pop_bulk(std::span(refs));
+  const std::size_t n = rig.lane.packets.pop_bulk(std::span(refs));
   ASSERT_EQ(n, kLarge + 3);
   for (std::size_t i = 0; i < n; ++i) {
     std::uint64_t seq = 0;
-    std::memcpy(&seq, pool.data(refs[i].slot), sizeof(seq));
+    std::memcpy(&seq, rig.pool.data(refs[i].slot), sizeof(seq));
     EXPECT_EQ(seq, i < kLarge ? i : i + 8);
     EXPECT_EQ(refs[i].size, i < kLarge ? 8000u : 100u);
   }
 
   // batch_bytes 0: always batch_size.
-  CounterRegistry counters0;
-  UdpSocket sock0(UdpSocketConfig{"127.0.0.1", 0, "", 4'000'000, 50});
-  PacketPool pool0(pool_slots_needed(1, 4096, 64, 64), 9000);
-  Lane lane00(4096, pool0);
   config.batch_bytes = 0;
-  Receiver rx0(sock0.fd(), config, pool0, {&lane00}, nullptr, counters0);
-  Sender tx0(AF_INET, sock0.bound_port());
+  Rig rig0("127.0.0.1", config);
+  Sender tx0(AF_INET, rig0.socket.bound_port());
   for (std::uint64_t i = 0; i < 10; ++i) tx0.send_seq(i, 8000);
-  ASSERT_EQ(rx0.receive_batch(), 10);
-  EXPECT_EQ(rx0.next_batch(), 64u);
+  ASSERT_EQ(rig0.receiver.receive_batch(), 10);
+  EXPECT_EQ(rig0.receiver.next_batch(), 64u);
 }
 
 TEST(Receiver, KernelDropsAreReadFromSoRxqOvfl) {
