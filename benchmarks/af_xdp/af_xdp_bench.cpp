@@ -55,6 +55,7 @@
 #include "bench_affinity.h"
 #include "data_path.h"
 #include "efu/counters.h"
+#include "efu/errors.h"
 #include "efu/packet_pool.h"
 #include "receiver.h"
 #include "udp_socket.h"
@@ -507,7 +508,7 @@ Result stream(const Options& o, Path& path, std::size_t size) {
   return r;
 }
 
-std::unique_ptr<Path> make_path(const Options& o, const std::string& name) {
+std::unique_ptr<Path> make_path_once(const Options& o, const std::string& name) {
   if (name == "recvmmsg") return std::make_unique<RecvmmsgPath>(o);
   if (name == "efu-socket") return std::make_unique<EfuSocketPath>(o);
   if (name == "xdp-bare") return std::make_unique<XdpBarePath>(o, false);
@@ -516,6 +517,22 @@ std::unique_ptr<Path> make_path(const Options& o, const std::string& name) {
   throw std::runtime_error(
       "--paths: '" + name +
       "' is not a receiver; expected recvmmsg, efu-socket, xdp-bare, xdp-parse, efu-af_xdp");
+}
+
+/// The kernel releases a closed AF_XDP socket's queue a little later (deferred work), so the
+/// path after an AF_XDP one may find the queue still taken: try again for up to 2 s.
+std::unique_ptr<Path> make_path(const Options& o, const std::string& name) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return make_path_once(o, name);
+    } catch (const efu::ConfigError& e) {
+      if (attempt == 20 || std::string(e.what()).find("already has an AF_XDP socket") ==
+                               std::string::npos) {
+        throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
 }
 
 std::string json_line(const Result& r) {
