@@ -37,8 +37,8 @@ inline bool release_segment(const PacketPool& pool, std::uint32_t slot) noexcept
 /// How many slots a receive thread's pool needs so that it always has a full batch of free
 /// slots: each of its lanes holds at most a full ring plus the batch its processor has popped,
 /// and every ring entry refers to at least one slot.
-inline std::size_t pool_slots_needed(std::size_t lanes, std::size_t ring_capacity,
-                                     std::size_t receive_batch, std::size_t process_batch) {
+constexpr std::size_t pool_slots_needed(std::size_t lanes, std::size_t ring_capacity,
+                                        std::size_t receive_batch, std::size_t process_batch) {
   return lanes * (ring_capacity + process_batch) + receive_batch;
 }
 

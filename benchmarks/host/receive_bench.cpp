@@ -88,10 +88,12 @@ using Clock = std::chrono::steady_clock;
 ///  kNap: 100 us naps, never spinning (streaming: on 2 cores a spinning consumer would take the
 ///   sender's CPU, and the comparison would measure that).
 ///  kLikeProcessor: as efu's processing thread does (efu/processor.cpp): spin 100 us after work,
-///   then sleep on the lane's Wakeup, which the receiver's push wakes (drain/*_processor_wait:
-///   no sender runs while the receiver is timed, so nothing is taken from anyone, and slots come
+///   then sleep on the lane's Wakeup, which the receiver's push wakes (the drain's default: no
+///   sender runs while the receiver is timed, so nothing is taken from anyone, and slots come
 ///   back as promptly as in efu).
-enum class ConsumerWait { kNap, kLikeProcessor };
+///  kInline: no consumer thread; the receive thread empties the lane itself after each call
+///   (drain/efu_inline: efu's receive code alone, no other core, the same slots every call).
+enum class ConsumerWait { kNap, kLikeProcessor, kInline };
 
 std::uint64_t thread_cpu_ns() noexcept {
   timespec ts{};
@@ -281,23 +283,20 @@ bool receive_packets(std::uint64_t target, Path& path, RunTotals& totals) {
 /// Variants tell where efu's extra receive cost goes (drain/baseline_name, _cycle*):
 ///  kName: also ask for each sender's address (msg_name), as efu's receiver does for a plugin
 ///   that reads it.
-///  kCycle: receive into the next slots of a larger pool (round robin) instead of the same 64
-///   slots every call: the memory footprint of handing slots to another thread and getting them
-///   back later, without the hand-off itself. kCycleSlots: the pool's slots (0: as many as
-///   efu's pool has).
-template <bool kName, bool kCycle = false, std::size_t kCycleSlots = 0>
+///  kSlots: the buffers it receives into. More than one batch (kBatch): into the next slots of
+///   that many, round robin, instead of the same 64 every call: the memory footprint of handing
+///   slots to another thread and getting them back later, without the hand-off itself.
+template <bool kName, std::size_t kSlots = kBatch>
 class BaselinePathT {
+  static constexpr bool kCycle = kSlots > kBatch;
+
  public:
   static constexpr bool kGroSocket = false;
   BaselinePathT(int fd, std::size_t payload, const Pinning& /*pins*/,
                 ConsumerWait /*no consumer*/ = ConsumerWait::kNap)
       : fd_(fd),
         payload_(payload),
-        pool_(
-            !kCycle            ? kBatch
-            : kCycleSlots != 0 ? kCycleSlots
-                               : pool_slots_needed(1, kRingCapacity, kBatch, kBatch) / kBatch * kBatch,
-            kMaxDatagram),
+        pool_(kSlots, kMaxDatagram),
         messages_(kBatch),
         iovecs_(kBatch),
         control_(kBatch * kControlSpace) {
@@ -368,21 +367,24 @@ class BaselinePathT {
 
 using BaselinePath = BaselinePathT<false>;
 using BaselineNamePath = BaselinePathT<true>;
-using BaselineNameCyclePath = BaselinePathT<true, true>;
+// As many slots as efu's pool for one processing thread has.
+using BaselineNameCyclePath =
+    BaselinePathT<true, pool_slots_needed(1, kRingCapacity, kBatch, kBatch) / kBatch * kBatch>;
 // The bare loop writing 128 or 256 slots in turn (2 or 4 of its batches) instead of 64: how the
 // kernel's copy slows once the slots written between two uses of one no longer fit the cache.
-using BaselineCycle2Path = BaselinePathT<false, true, 2 * kBatch>;
-using BaselineCycle4Path = BaselinePathT<false, true, 4 * kBatch>;
+using BaselineCycle2Path = BaselinePathT<false, 2 * kBatch>;
+using BaselineCycle4Path = BaselinePathT<false, 4 * kBatch>;
 
 // ---- efu: Receiver -> Lane -> no-op consumer ---------------------------------------------------
 
-/// The processing thread with nothing to process: pops PacketRefs, hands the slots back.
+/// The processing thread with nothing to process: pops PacketRefs, hands the slots back. With
+/// ConsumerWait::kInline there is no thread, and the receive thread calls take_all().
 class NoopConsumer {
  public:
   NoopConsumer(Lane& lane, std::uint32_t payload, int cpu, ConsumerWait wait)
       : lane_(lane), payload_(payload), cpu_(cpu), wait_(wait) {
     if (wait_ == ConsumerWait::kLikeProcessor) lane_.wakeup = &wakeup_;
-    thread_ = std::thread([this] { run(); });
+    if (wait_ != ConsumerWait::kInline) thread_ = std::thread([this] { run(); });
   }
   ~NoopConsumer() { stop(); }
   NoopConsumer(const NoopConsumer&) = delete;
@@ -398,13 +400,35 @@ class NoopConsumer {
   std::uint64_t lost_returns() const noexcept { return lost_returns_; }
   std::uint64_t cpu_ns() const noexcept { return cpu_ns_; }
 
+  /// kInline, on the receive thread: takes everything in the lane and hands the slots back.
+  void take_all() noexcept {
+    PacketRef refs[kBatch];
+    std::size_t n = 0;
+    while ((n = lane_.packets.pop_bulk(std::span<PacketRef>(refs))) != 0) take(refs, n);
+  }
+
  private:
+  /// Checks the sizes of `n` popped datagrams and gives their slots back.
+  void take(const PacketRef* refs, std::size_t n) noexcept {
+    std::uint32_t slots[kBatch];
+    std::size_t freed = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      // With UDP GRO several datagrams share a slot: it goes back with its last one.
+      if (release_segment(*lane_.pool, refs[i].slot)) slots[freed++] = refs[i].slot;
+      wrong_size_ += refs[i].size != payload_;
+    }
+    // The return ring holds every slot of the pool, so this never comes back short.
+    const std::size_t returned =
+        lane_.returned.push_bulk(std::span<const std::uint32_t>(slots, freed));
+    lost_returns_ += freed - returned;
+    packets_ += n;
+  }
+
   void run() {
     pin_current_thread(cpu_);
     const std::uint64_t cpu_start = thread_cpu_ns();
     const Clock::time_point deadline = Clock::now() + kSenderMaxRunTime;
     PacketRef refs[kBatch];
-    std::uint32_t slots[kBatch];
     Clock::time_point spin_until{};  // kLikeProcessor: after work, spin until then
     unsigned empty_polls = 0;
     while (true) {
@@ -436,17 +460,7 @@ class NoopConsumer {
       }
       empty_polls = 0;
       spin_until = Clock::time_point{};
-      std::size_t freed = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        // With UDP GRO several datagrams share a slot: it goes back with its last one.
-        if (release_segment(*lane_.pool, refs[i].slot)) slots[freed++] = refs[i].slot;
-        wrong_size_ += refs[i].size != payload_;
-      }
-      // The return ring holds every slot of the pool, so this never comes back short.
-      const std::size_t returned =
-          lane_.returned.push_bulk(std::span<const std::uint32_t>(slots, freed));
-      lost_returns_ += freed - returned;
-      packets_ += n;
+      take(refs, n);
     }
     cpu_ns_ = thread_cpu_ns() - cpu_start;
   }
@@ -457,7 +471,8 @@ class NoopConsumer {
   ConsumerWait wait_;
   Wakeup wakeup_;
   std::atomic<bool> input_done_{false};
-  // Written by the consumer thread, read after join(): no atomics needed.
+  // Written by the consumer thread (or, kInline, the receive thread), read after join(): no
+  // atomics needed.
   std::uint64_t packets_ = 0;
   std::uint64_t wrong_size_ = 0;
   std::uint64_t lost_returns_ = 0;
@@ -495,7 +510,8 @@ class EfuPathT {
         receiver_(fd,
                   receiver_config(kGro, kSender, kByteBudget ? ReceiverConfig{}.batch_bytes : 0),
                   pool_, {&lane_}, nullptr, counters_),
-        consumer_(lane_, static_cast<std::uint32_t>(payload), pins.consumer, wait) {
+        consumer_(lane_, static_cast<std::uint32_t>(payload), pins.consumer, wait),
+        inline_(wait == ConsumerWait::kInline) {
     touch(pool_);  // the consumer has nothing to read yet: no race on the slots
     counters_.freeze();
   }
@@ -504,6 +520,7 @@ class EfuPathT {
   std::uint64_t receive_batch() {
     const std::uint64_t before = receiver_.own_counters().packets;
     receiver_.receive_batch();
+    if (inline_) consumer_.take_all();
     return receiver_.own_counters().packets - before;
   }
   std::uint64_t kernel_drops() const { return counters_.value("receive.dropped.kernel"); }
@@ -529,6 +546,7 @@ class EfuPathT {
   Lane lane_;
   Receiver receiver_;
   NoopConsumer consumer_;
+  bool inline_;  // ConsumerWait::kInline: the receive thread empties the lane after each call
 };
 
 using EfuPath = EfuPathT<false>;
@@ -536,53 +554,6 @@ using EfuNoSenderPath = EfuPathT<false, false>;
 using EfuNoSenderUnboundedPath = EfuPathT<false, false, false>;
 using EfuGroPath = EfuPathT<true>;
 using EfuGroUnboundedPath = EfuPathT<true, true, false>;
-
-/// efu's receiver (no sender asked for) with its lane emptied on the receive thread itself right
-/// after each call, and the slots given straight back: efu's own receive code, without another
-/// core and with the same 64 slots every call, as the bare loop has them.
-class EfuInlinePath {
- public:
-  static constexpr bool kGroSocket = false;
-  EfuInlinePath(int fd, std::size_t payload, const Pinning& /*pins*/,
-                ConsumerWait /*no consumer thread*/ = ConsumerWait::kNap)
-      : payload_(payload),
-        pool_(pool_slots_needed(1, kRingCapacity, kBatch, kBatch),
-              receive_slot_size(receiver_config(false))),
-        lane_(kRingCapacity, pool_),
-        receiver_(fd, receiver_config(false, false), pool_, {&lane_}, nullptr, counters_) {
-    touch(pool_);
-    counters_.freeze();
-  }
-  std::uint64_t receive_batch() {
-    const std::uint64_t before = receiver_.own_counters().packets;
-    receiver_.receive_batch();
-    PacketRef refs[kBatch];
-    std::uint32_t slots[kBatch];
-    std::size_t n = 0;
-    while ((n = lane_.packets.pop_bulk(std::span<PacketRef>(refs))) != 0) {
-      for (std::size_t i = 0; i < n; ++i) {
-        slots[i] = refs[i].slot;
-        wrong_size_ += refs[i].size != payload_;
-      }
-      lost_returns_ += n - lane_.returned.push_bulk(std::span<const std::uint32_t>(slots, n));
-    }
-    return receiver_.own_counters().packets - before;
-  }
-  std::uint64_t kernel_drops() const { return counters_.value("receive.dropped.kernel"); }
-  void finish(benchmark::State& state) {
-    if (wrong_size_ != 0) state.SkipWithError("a datagram had the wrong size");
-    if (lost_returns_ != 0) state.SkipWithError("a slot could not be given back");
-  }
-
- private:
-  std::size_t payload_;
-  CounterRegistry counters_;
-  PacketPool pool_;
-  Lane lane_;
-  Receiver receiver_;
-  std::uint64_t wrong_size_ = 0;
-  std::uint64_t lost_returns_ = 0;
-};
 
 // ---- the two ways of driving a path
 // --------------------------------------------------------------
@@ -793,7 +764,7 @@ void register_all() {
   // slots come back late, so the receiver writes more of them in turn.
   add_drain("drain/efu_nosender_nap", receive_drain<EfuNoSenderPath, ConsumerWait::kNap>, false);
   // efu's receive code alone: the lane emptied on the receive thread, no hand-off.
-  add_drain("drain/efu_inline", receive_drain<EfuInlinePath>, false);
+  add_drain("drain/efu_inline", receive_drain<EfuNoSenderPath, ConsumerWait::kInline>, false);
   // Where the plain path's extra cost goes: the sender's address (a bare loop that asks for it
   // too), that plus cycling through a pool as large as efu's, and the bare loop writing 2 or 4
   // batches of slots in turn (see BaselinePathT).
