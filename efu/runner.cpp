@@ -1,5 +1,6 @@
 #include "runner.h"
 
+#include <net/if.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -54,6 +55,7 @@ struct HostSettings {
   bool af_xdp = false;  // --receive-backend af_xdp
   xdp::XdpSocketConfig xdp;
   xdp::XdpReceiverConfig xdp_receiver;
+  xdp::InPlaceMode xdp_in_place = xdp::InPlaceMode::kAuto;
   unsigned threads = 1;
   unsigned receive_threads = 1;
   std::size_t ring_size = 4096;
@@ -97,6 +99,7 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.xdp_receiver.batch_size = s.receiver.batch_size;
   s.xdp_receiver.max_datagram = s.receiver.max_datagram;
   s.xdp_receiver.verify_checksums = v.get_bool("verify-checksums");
+  s.xdp_in_place = xdp::parse_in_place_mode(v.get_string("xdp-in-place"));
   s.cpu = parse_cpu_plan(v.get_string("cpu"));
   s.threads = static_cast<unsigned>(v.get_int("processing-threads", 1, 64));
   if (!s.cpu.proc.empty()) {
@@ -326,6 +329,40 @@ class DataThreads {
   std::vector<Wakeup*> wakeups_;
 };
 
+/// The af_xdp backend's socket. In place (--xdp-in-place), its UMEM is the receive thread's pool:
+/// the fill ring's frames plus every slot the lanes can hold. That needs every datagram in one
+/// 4 KiB frame (the kernel allows no larger frame): --max-datagram or the interface's MTU small
+/// enough. auto copies otherwise, and says so.
+std::unique_ptr<xdp::XdpSocket> open_xdp_socket(HostSettings& s, std::size_t pool_slots) {
+  // A missing interface: the socket says so.
+  if (if_nametoindex(s.xdp.interface.c_str()) == 0) return std::make_unique<xdp::XdpSocket>(s.xdp);
+  const std::uint32_t max_datagram = s.receiver.max_datagram;
+  const unsigned mtu = xdp::interface_mtu(s.xdp.interface);
+  const bool fits =
+      max_datagram <= xdp::kInPlaceMaxDatagram || (mtu != 0 && mtu <= xdp::kInPlaceMaxMtu);
+  s.xdp_receiver.in_place = s.xdp_in_place != xdp::InPlaceMode::kOff && fits;
+  if (s.xdp_in_place == xdp::InPlaceMode::kOn && !fits) {
+    throw ConfigError(fmt::format(
+        "--xdp-in-place: on, but a datagram of --max-datagram {} B does not fit one 4096 B UMEM "
+        "frame and the MTU of '{}' ({}) allows such datagrams; expected --max-datagram <= {} or "
+        "an MTU <= {}, or --xdp-in-place auto (copies)",
+        max_datagram, s.xdp.interface, mtu, xdp::kInPlaceMaxDatagram, xdp::kInPlaceMaxMtu));
+  }
+  if (!s.xdp_receiver.in_place) {
+    if (s.xdp_in_place == xdp::InPlaceMode::kAuto) {
+      spdlog::info(
+          "af_xdp: payloads are copied from the UMEM into the pool: --max-datagram {} and the "
+          "MTU of '{}' ({}) allow datagrams larger than one 4096 B frame holds ({} B)",
+          max_datagram, s.xdp.interface, mtu, xdp::kInPlaceMaxDatagram);
+    }
+    return std::make_unique<xdp::XdpSocket>(s.xdp);
+  }
+  xdp::XdpSocketConfig c = s.xdp;
+  c.umem_frames = static_cast<unsigned>(c.frames + pool_slots);
+  c.prefill = false;  // the receiver fills the ring from its pool
+  return std::make_unique<xdp::XdpSocket>(c);
+}
+
 /// Refuses a data path whose packet pools and rings do not fit in memory, in one line naming
 /// the options that size it.
 void check_memory(const HostSettings& s, std::size_t pool_slots, std::size_t slot_size,
@@ -470,7 +507,7 @@ int run(int argc, const char* const* argv) {
   std::deque<UdpSocket> sockets;
   std::unique_ptr<xdp::XdpSocket> xdp_socket;
   if (settings.af_xdp) {
-    xdp_socket = std::make_unique<xdp::XdpSocket>(settings.xdp);
+    xdp_socket = open_xdp_socket(settings, pool_slots);
   } else {
     UdpSocketConfig config = settings.socket;
     for (unsigned r = 0; r < receivers; ++r) {
@@ -484,7 +521,11 @@ int run(int argc, const char* const* argv) {
   std::vector<std::vector<std::unique_ptr<Lane>>> lanes(receivers);
   try {
     for (unsigned r = 0; r < receivers; ++r) {
-      pools.emplace_back(pool_slots, slot_size);
+      if (settings.xdp_receiver.in_place) {
+        pools.emplace_back(xdp_socket->umem_frames(), xdp_socket->frame_size(), xdp_socket->umem());
+      } else {
+        pools.emplace_back(pool_slots, slot_size);
+      }
       for (unsigned p = 0; p < settings.threads; ++p) {
         lanes[r].push_back(std::make_unique<Lane>(ring_capacity, pools.back()));
       }
@@ -498,8 +539,11 @@ int run(int argc, const char* const* argv) {
   spdlog::info(
       "data path: {} receive thread(s), {} processing thread(s), ring {} packets each, pool {} "
       "slots of {} B per receive thread{}",
-      receivers, settings.threads, ring_capacity, pool_slots, pools.front().slot_size(),
-      settings.receiver.gro ? ", UDP GRO on" : "");
+      receivers, settings.threads, ring_capacity, pools.front().slots(), pools.front().slot_size(),
+      settings.receiver.gro            ? ", UDP GRO on"
+      : settings.xdp_receiver.in_place ? " (the UMEM: payloads read in place)"
+      : settings.af_xdp                ? " (payloads copied from the UMEM)"
+                                       : "");
 
   std::deque<Receiver> socket_receivers;
   std::unique_ptr<xdp::XdpReceiver> xdp_receiver;

@@ -8,7 +8,11 @@
 //   xdp-bare      the least an AF_XDP receiver does: count frames, give them back, no parse;
 //   xdp-parse     xdp-bare plus parsing each frame's headers: the receive thread's part if the
 //                 pipelines read payloads straight from UMEM frames (no copy into the pool);
-//   efu-af_xdp    efu's af_xdp backend: XdpSocket + XdpReceiver (parse, copy) + lane + consumer.
+//   efu-af_xdp    efu's af_xdp backend as --xdp-in-place auto runs it on a link of this
+//                 datagram size: XdpSocket + XdpReceiver + lane + consumer, in place (parse;
+//                 the UMEM frame itself goes to the lane) when the datagram fits one 4 KiB
+//                 frame (<= 3774 B), else copying the payload into a pool slot;
+//   efu-af_xdp-copy  the same, always copying (--xdp-in-place off).
 // Two modes:
 //   drain   the sender queues N datagrams while the receiver waits, then the receiver takes
 //           them as fast as it can: its thread's CPU time and wall time per datagram. This is
@@ -71,8 +75,9 @@ using Clock = std::chrono::steady_clock;
 constexpr unsigned kBatch = 64;
 constexpr std::uint32_t kMaxDatagram = 9000;
 constexpr std::size_t kRingCapacity = 4096;
-constexpr int kSocketBuffer = 256 << 20;  // holds a whole drain batch of jumbo datagrams
-constexpr unsigned kXdpFrames = 16384;    // 4096 jumbo datagrams of 3 frames each fit
+constexpr int kSocketBuffer = 256 << 20;    // holds a whole drain batch of jumbo datagrams
+constexpr unsigned kXdpFrames = 16384;      // 4096 jumbo datagrams of 3 frames each fit
+constexpr unsigned kXdpInPlaceRing = 8192;  // in place: a drain batch in one frame each
 constexpr auto kSettle = std::chrono::milliseconds(5);
 
 struct Options {
@@ -85,7 +90,8 @@ struct Options {
   unsigned repeats = 40;
   double stream_seconds = 2;
   std::string json;
-  std::vector<std::string> paths{"recvmmsg", "efu-socket", "xdp-bare", "xdp-parse", "efu-af_xdp"};
+  std::vector<std::string> paths{"recvmmsg",  "efu-socket", "xdp-bare",
+                                 "xdp-parse", "efu-af_xdp", "efu-af_xdp-copy"};
   std::vector<std::string> modes{"drain", "stream"};
   int sender_cpu = 0, receiver_cpu = 1, consumer_cpu = 0;
 };
@@ -301,10 +307,14 @@ class RecvmmsgPath final : public Path {
   std::uint64_t drops0_ = 0;
 };
 
-/// efu's pool, lane and consumer, shared by both efu paths.
+constexpr std::size_t kPoolSlots = pool_slots_needed(1, kRingCapacity, kBatch, kBatch);
+
+/// efu's pool, lane and consumer, shared by the efu paths. With `umem` (af_xdp in place) the
+/// pool is that socket's UMEM.
 struct EfuDataPath {
-  explicit EfuDataPath(int consumer_cpu)
-      : pool(pool_slots_needed(1, kRingCapacity, kBatch, kBatch), kMaxDatagram),
+  explicit EfuDataPath(int consumer_cpu, xdp::XdpSocket* umem = nullptr)
+      : pool(umem != nullptr ? PacketPool(umem->umem_frames(), umem->frame_size(), umem->umem())
+                             : PacketPool(kPoolSlots, kMaxDatagram)),
         lane(kRingCapacity, pool) {
     std::memset(pool.data(0), 0, pool.slots() * pool.slot_size());  // no page faults when timed
     consumer = std::make_unique<Consumer>(lane, consumer_cpu);
@@ -358,12 +368,17 @@ class EfuSocketPath final : public Path {
   std::uint64_t drops0_ = 0;
 };
 
-xdp::XdpSocketConfig xdp_config(const Options& o) {
+xdp::XdpSocketConfig xdp_config(const Options& o, bool in_place = false) {
   xdp::XdpSocketConfig c;
   c.interface = o.interface;
   c.port = o.port;
   c.frames = kXdpFrames;
   c.bind_address = o.dst;
+  if (in_place) {  // as efu's runner sets it up: one frame per datagram, the UMEM is the pool
+    c.frames = kXdpInPlaceRing;
+    c.umem_frames = static_cast<unsigned>(c.frames + kPoolSlots);
+    c.prefill = false;
+  }
   return c;
 }
 
@@ -396,7 +411,7 @@ class XdpBarePath final : public Path {
     std::uint64_t& datagrams = taken_;
     for (std::uint32_t i = 0; i < n; ++i) {
       const xdp_desc* d = xsk_ring_cons__rx_desc(&socket_.rx(), index + i);
-      addrs_[i] = d->addr & ~static_cast<std::uint64_t>(xdp::XdpSocket::kFrameSize - 1);
+      addrs_[i] = d->addr & ~static_cast<std::uint64_t>(socket_.frame_size() - 1);
       if (parse_ && !in_frame_) {
         const std::span<const std::uint8_t> head(socket_.umem() + d->addr, d->len);
         payload_bytes_ += xdp::parse_frame(head, 65535, socket_.filter()).payload_size;
@@ -421,15 +436,18 @@ class XdpBarePath final : public Path {
   std::uint64_t payload_bytes_ = 0;
 };
 
+/// efu's af_xdp backend: in place (the UMEM frames go to the lane) or copying each payload into
+/// a pool slot.
 class EfuXdpPath final : public Path {
  public:
-  explicit EfuXdpPath(const Options& o)
-      : socket_(xdp_config(o)),
-        data_(o.consumer_cpu),
-        receiver_(socket_, xdp::XdpReceiverConfig{kBatch, kMaxDatagram, false, 100}, data_.pool,
-                  {&data_.lane}, nullptr, data_.counters) {}
+  EfuXdpPath(const Options& o, const char* name, bool in_place)
+      : name_(name),
+        socket_(xdp_config(o, in_place)),
+        data_(o.consumer_cpu, in_place ? &socket_ : nullptr),
+        receiver_(socket_, xdp::XdpReceiverConfig{kBatch, kMaxDatagram, false, 100, in_place},
+                  data_.pool, {&data_.lane}, nullptr, data_.counters) {}
   ~EfuXdpPath() override { data_.consumer.reset(); }
-  const char* name() const override { return "efu-af_xdp"; }
+  const char* name() const override { return name_; }
   bool drain_once() override { return receiver_.receive_batch() != 0; }
   void receive_or_wait() override {
     if (receiver_.receive_batch() == 0) receiver_.wait_for_frames();
@@ -442,6 +460,7 @@ class EfuXdpPath final : public Path {
   }
 
  private:
+  const char* name_;
   xdp::XdpSocket socket_;
   EfuDataPath data_;
   xdp::XdpReceiver receiver_;
@@ -508,26 +527,29 @@ Result stream(const Options& o, Path& path, std::size_t size) {
   return r;
 }
 
-std::unique_ptr<Path> make_path_once(const Options& o, const std::string& name) {
+std::unique_ptr<Path> make_path_once(const Options& o, const std::string& name, std::size_t size) {
   if (name == "recvmmsg") return std::make_unique<RecvmmsgPath>(o);
   if (name == "efu-socket") return std::make_unique<EfuSocketPath>(o);
   if (name == "xdp-bare") return std::make_unique<XdpBarePath>(o, false);
   if (name == "xdp-parse") return std::make_unique<XdpBarePath>(o, true);
-  if (name == "efu-af_xdp") return std::make_unique<EfuXdpPath>(o);
-  throw std::runtime_error(
-      "--paths: '" + name +
-      "' is not a receiver; expected recvmmsg, efu-socket, xdp-bare, xdp-parse, efu-af_xdp");
+  if (name == "efu-af_xdp") {
+    return std::make_unique<EfuXdpPath>(o, "efu-af_xdp", size <= xdp::kInPlaceMaxDatagram);
+  }
+  if (name == "efu-af_xdp-copy") return std::make_unique<EfuXdpPath>(o, "efu-af_xdp-copy", false);
+  throw std::runtime_error("--paths: '" + name +
+                           "' is not a receiver; expected recvmmsg, efu-socket, xdp-bare, "
+                           "xdp-parse, efu-af_xdp, efu-af_xdp-copy");
 }
 
 /// The kernel releases a closed AF_XDP socket's queue a little later (deferred work), so the
 /// path after an AF_XDP one may find the queue still taken: try again for up to 2 s.
-std::unique_ptr<Path> make_path(const Options& o, const std::string& name) {
+std::unique_ptr<Path> make_path(const Options& o, const std::string& name, std::size_t size) {
   for (int attempt = 1;; ++attempt) {
     try {
-      return make_path_once(o, name);
+      return make_path_once(o, name, size);
     } catch (const efu::ConfigError& e) {
-      if (attempt == 20 || std::string(e.what()).find("already has an AF_XDP socket") ==
-                               std::string::npos) {
+      if (attempt == 20 ||
+          std::string(e.what()).find("already has an AF_XDP socket") == std::string::npos) {
         throw;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -617,11 +639,11 @@ int main(int argc, char** argv) {
   try {
     for (const std::size_t size : o.sizes) {
       for (const std::string& name : o.paths) {
-        std::unique_ptr<Path> path = make_path(o, name);
+        std::unique_ptr<Path> path = make_path(o, name, size);
         for (const std::string& mode : o.modes) {
           const Result r = mode == "drain" ? drain(o, *path, size) : stream(o, *path, size);
           std::printf(
-              "%-6s %-11s %5zu B: %8.1f ns/datagram rx CPU, %6.2f M/s per rx core, "
+              "%-6s %-15s %5zu B: %8.1f ns/datagram rx CPU, %6.2f M/s per rx core, "
               "%6.2f M/s wall, sender %6.1f ns/datagram, kernel drops %llu of %llu\n",
               r.mode.c_str(), r.path.c_str(), r.size, r.rx_cpu_ns_per_dgram(),
               r.per_core_rate() / 1e6, r.wall_rate() / 1e6,

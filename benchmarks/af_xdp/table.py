@@ -7,7 +7,7 @@ import sys
 
 rows = json.load(open(sys.argv[1]))
 by = {(r["mode"], r["size"], r["path"]): r for r in rows}
-paths = ["recvmmsg", "efu-socket", "xdp-bare", "xdp-parse", "efu-af_xdp"]
+paths = ["recvmmsg", "efu-socket", "xdp-bare", "xdp-parse", "efu-af_xdp", "efu-af_xdp-copy"]
 print("| mode | size B | receiver | rx CPU ns/datagram | M datagrams/s per rx core | "
       "× recvmmsg | × efu-socket | M datagrams/s wall | sender+kernel CPU ns/datagram | "
       "kernel drops / sent |")

@@ -4,13 +4,17 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
+#include "efu/errors.h"
 #include "lane_dispatch.h"
 
 // Newer than the kernel headers of Debian 12 (6.1); the kernel's ABI from 6.6 on.
@@ -29,6 +33,19 @@ std::uint64_t steady_now_ns() noexcept {
                                         .count());
 }
 }  // namespace
+
+InPlaceMode parse_in_place_mode(const std::string& text) {
+  if (text == "auto") return InPlaceMode::kAuto;
+  if (text == "on") return InPlaceMode::kOn;
+  if (text == "off") return InPlaceMode::kOff;
+  throw ConfigError("--xdp-in-place: '" + text + "' is not a mode; expected auto, on or off");
+}
+
+unsigned interface_mtu(const std::string& interface) {
+  std::ifstream in("/sys/class/net/" + interface + "/mtu");
+  unsigned mtu = 0;
+  return (in >> mtu) ? mtu : 0;
+}
 
 PacketSource packet_source(const ParsedFrame& frame, unsigned ifindex) noexcept {
   PacketSource s{};
@@ -54,7 +71,8 @@ XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, Pac
       filter_(socket.filter()),
       umem_(socket.umem()),
       ifindex_(socket.ifindex()),
-      frame_mask_(~static_cast<std::uint64_t>(XdpSocket::kFrameSize - 1)),
+      frame_mask_(~static_cast<std::uint64_t>(socket.frame_size() - 1)),
+      frame_shift_(static_cast<unsigned>(std::countr_zero(socket.frame_size()))),
       packets_(counters.counter("receive.packets")),
       bytes_(counters.counter("receive.bytes")),
       truncated_(counters.counter("receive.truncated")),
@@ -77,6 +95,29 @@ XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, Pac
   // A pass takes at most a batch of frames, each of at most 17 buffers (MAX_SKB_FRAGS + 1).
   used_frames_.reserve(static_cast<std::size_t>(config.batch_size) * 17 + 17);
   kernel_seen_ = socket_.read_counters();  // counts from before efu's socket existed are not ours
+  if (config_.in_place) {
+    if (pool_.data(0) != umem_ || pool_.slot_size() != socket_.frame_size() ||
+        pool_.slots() != socket_.umem_frames()) {
+      throw std::logic_error("XdpReceiver: in place needs the socket's UMEM as its pool");
+    }
+    refill();
+  }
+}
+
+bool XdpReceiver::accept(const ParsedFrame& f) {
+  if (f.error != FrameError::kNone) {
+    frame_errors_[static_cast<std::size_t>(f.error)]->add();
+    return false;
+  }
+  if (f.payload_size == 0) {
+    empty_.add();
+    return false;
+  }
+  if (f.payload_size > config_.max_datagram) {
+    truncated_.add();
+    return false;
+  }
+  return true;
 }
 
 void XdpReceiver::take_frame(std::uint32_t first, std::uint32_t descs) {
@@ -91,18 +132,7 @@ void XdpReceiver::take_frame(std::uint32_t first, std::uint32_t descs) {
   const xdp_desc* head_desc = xsk_ring_cons__rx_desc(&rx, first);
   const std::span<const std::uint8_t> head(umem_ + head_desc->addr, head_desc->len);
   const ParsedFrame f = parse_frame(head, frame_size, filter_);
-  if (f.error != FrameError::kNone) {
-    frame_errors_[static_cast<std::size_t>(f.error)]->add();
-    return;
-  }
-  if (f.payload_size == 0) {
-    empty_.add();
-    return;
-  }
-  if (f.payload_size > config_.max_datagram) {
-    truncated_.add();
-    return;
-  }
+  if (!accept(f)) return;
   // The payload, possibly spread over the frame's buffers, into one contiguous slot.
   const std::uint32_t slot = dispatch_.peek_free(0);
   std::uint8_t* out = pool_.data(slot);
@@ -133,15 +163,26 @@ void XdpReceiver::take_frame(std::uint32_t first, std::uint32_t descs) {
 }
 
 unsigned XdpReceiver::receive_batch() {
-  dispatch_.reclaim();
-  const unsigned want =
-      static_cast<unsigned>(std::min<std::size_t>(config_.batch_size, dispatch_.free_slots()));
-  if (want == 0) {
-    // Cannot happen with a pool sized by pool_slots_needed(); counted in case it ever does.
-    no_free_slot_.add();
-    std::this_thread::yield();
-    return 0;
+  return config_.in_place ? receive_in_place() : receive_copy();
+}
+
+void XdpReceiver::refill() {
+  xsk_ring_prod& fill = socket_.fill();
+  const auto free = static_cast<std::uint32_t>(dispatch_.free_slots());
+  const std::uint32_t n = std::min(free, xsk_prod_nb_free(&fill, free));
+  if (n == 0) return;
+  std::uint32_t index = 0;
+  xsk_ring_prod__reserve(&fill, n, &index);  // n entries are free: cannot fail
+  for (std::uint32_t k = 0; k < n; ++k) {
+    *xsk_ring_prod__fill_addr(&fill, index + k) = static_cast<std::uint64_t>(dispatch_.take())
+                                                  << frame_shift_;
   }
+  xsk_ring_prod__submit(&fill, n);
+  if (xsk_ring_prod__needs_wakeup(&fill)) socket_.wake_up();
+}
+
+template <typename TakeFrame>
+std::uint32_t XdpReceiver::for_each_frame(std::uint32_t want, TakeFrame&& take) {
   xsk_ring_cons& rx = socket_.rx();
   std::uint32_t index = 0;
   std::uint32_t n = xsk_ring_cons__peek(&rx, want, &index);
@@ -153,7 +194,6 @@ unsigned XdpReceiver::receive_batch() {
     if (xsk_ring_cons__peek(&rx, 1, &more) == 0) break;
     ++n;
   }
-  used_frames_.clear();
   std::uint32_t i = 0;
   while (i < n) {
     std::uint32_t last = i;
@@ -165,19 +205,87 @@ unsigned XdpReceiver::receive_batch() {
       n = i;
       break;
     }
-    // The kernel wrote the frames on another core: load the next frame's first buffer while
-    // this one is parsed and copied, so its cache misses overlap (measured: a third less receive
-    // CPU per datagram at 64 and 1472 B; no change at 8972 B, which is bandwidth-bound).
-    if (last + 1 < n) {
-      const xdp_desc* next = xsk_ring_cons__rx_desc(&rx, index + last + 1);
-      for (std::uint32_t off = 0; off < next->len; off += 64) {
-        __builtin_prefetch(umem_ + next->addr + off);
-      }
-    }
-    take_frame(index + i, last - i + 1);
+    take(index + i, last - i + 1,
+         last + 1 < n ? xsk_ring_cons__rx_desc(&rx, index + last + 1) : nullptr);
     i = last + 1;
   }
   xsk_ring_cons__release(&rx, n);
+  return n;
+}
+
+void XdpReceiver::take_in_place(std::uint32_t first, std::uint32_t descs) {
+  xsk_ring_cons& rx = socket_.rx();
+  const xdp_desc& head = *xsk_ring_cons__rx_desc(&rx, first);
+  const auto slot = static_cast<std::uint32_t>(head.addr >> frame_shift_);
+  std::uint32_t frame_len = 0;
+  for (std::uint32_t k = 0; k < descs; ++k)
+    frame_len += xsk_ring_cons__rx_desc(&rx, first + k)->len;
+  frames_.add();
+  const std::span<const std::uint8_t> bytes(umem_ + head.addr, head.len);
+  const ParsedFrame f = parse_frame(bytes, frame_len, filter_);
+  bool pass = accept(f);
+  if (pass && descs != 1) {  // larger than one frame, so than --max-datagram or the MTU
+    truncated_.add();
+    pass = false;
+  }
+  if (pass && config_.verify_checksums &&
+      !udp_checksum_valid(bytes, f, bytes.subspan(f.payload_offset, f.payload_size))) {
+    frame_errors_[static_cast<std::size_t>(FrameError::kUdpChecksum)]->add();
+    pass = false;
+  }
+  if (!pass) {  // the frame's buffers are free again
+    for (std::uint32_t k = 0; k < descs; ++k) {
+      dispatch_.give_back(
+          static_cast<std::uint32_t>(xsk_ring_cons__rx_desc(&rx, first + k)->addr >> frame_shift_));
+    }
+    return;
+  }
+  pool_.source(slot) = packet_source(f, ifindex_);
+  dispatch_.stage(slot, static_cast<std::uint32_t>(head.addr & ~frame_mask_) + f.payload_offset,
+                  f.payload_size);
+  packets_.add();
+  bytes_.add(f.payload_size);
+}
+
+unsigned XdpReceiver::receive_in_place() {
+  dispatch_.reclaim();
+  refill();
+  const std::uint32_t n = for_each_frame(
+      config_.batch_size, [this](std::uint32_t first, std::uint32_t descs, const xdp_desc* next) {
+        // The next frame's headers, written by the kernel on another core, load while this one
+        // is parsed. The payload is not touched here: the processing thread reads it.
+        if (next != nullptr) __builtin_prefetch(umem_ + next->addr);
+        take_in_place(first, descs);
+      });
+  if (n != 0) dispatch_.push();
+  return n;
+}
+
+unsigned XdpReceiver::receive_copy() {
+  dispatch_.reclaim();
+  const unsigned want =
+      static_cast<unsigned>(std::min<std::size_t>(config_.batch_size, dispatch_.free_slots()));
+  if (want == 0) {
+    // Cannot happen with a pool sized by pool_slots_needed(); counted in case it ever does.
+    no_free_slot_.add();
+    std::this_thread::yield();
+    return 0;
+  }
+  used_frames_.clear();
+  const std::uint32_t n =
+      for_each_frame(want, [this](std::uint32_t first, std::uint32_t descs, const xdp_desc* next) {
+        // The kernel wrote the frames on another core: load the next frame's first buffer while
+        // this one is parsed and copied, so its cache misses overlap (measured: a third less
+        // receive CPU per datagram at 64 and 1472 B; no change at 8972 B, which is
+        // bandwidth-bound).
+        if (next != nullptr) {
+          for (std::uint32_t off = 0; off < next->len; off += 64) {
+            __builtin_prefetch(umem_ + next->addr + off);
+          }
+        }
+        take_frame(first, descs);
+      });
+  if (n == 0) return 0;
 
   // Every frame goes straight back to the kernel. The fill ring has room for all frames, so
   // this reservation always succeeds.

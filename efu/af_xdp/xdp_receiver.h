@@ -1,18 +1,28 @@
-// The af_xdp backend's receive loop: frames from the AF_XDP rx ring are parsed, their UDP
-// payloads copied into the host's packet slots and routed to the lanes exactly like the socket
-// receiver's datagrams, so plugins cannot tell the backends apart (design.md §1).
+// The af_xdp backend's receive loop: frames from the AF_XDP rx ring are parsed and their UDP
+// payloads routed to the lanes exactly like the socket receiver's datagrams, so plugins cannot
+// tell the backends apart (design.md §1). Two ways to hand a payload on:
 //
-// Why copy into the pool instead of handing UMEM frames to the pipelines: every UMEM frame goes
-// back to the fill ring within the batch that received it, so a slow processing thread can
-// never starve the kernel of frames (its backlog stays in the host's rings, where ring-full
-// drops are counted as for the socket backend); multi-buffer (jumbo) frames, which arrive in
-// frames that are not contiguous, need a copy in any design; and the pool, rings and processors
-// stay the same for both backends. Measured: the copy and hand-off add 40-250 ns per datagram up
-// to 1472 B (benchmarks/results/af_xdp/README.md).
+// In place (XdpReceiverConfig::in_place): the pool's slots are the UMEM frames, so a PacketRef
+// names the frame and the payload's offset in it, and the pipelines read the bytes where the
+// kernel wrote them. The receive thread touches only the headers. A frame goes back to the fill
+// ring when its processing thread returns the slot; the UMEM has the fill ring's frames plus
+// every slot the lanes can hold (pool_slots_needed), so a slow processing thread fills its ring
+// (counted as receive.dropped.ring_full) before the kernel runs short of frames. Needs every
+// datagram in one frame, and the kernel allows no frame larger than a page (4 KiB): datagrams up
+// to kInPlaceMaxDatagram.
+//
+// Copy: the payload, possibly spread over a multi-buffer frame's buffers, is copied into a slot
+// of the host's own pool and the frame goes back to the fill ring in the same pass. Jumbo
+// datagrams arrive in three 4 KiB buffers that are not contiguous, so they need a copy in any
+// design.
+//
+// Measured (benchmarks/results/af_xdp/README.md): the copy is most of the receive thread's cost
+// at 1472 B and 8972 B.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "af_xdp/frame_parser.h"
@@ -25,11 +35,26 @@
 
 namespace efu::xdp {
 
+/// --xdp-in-place: whether the pipelines read payloads in their UMEM frames (see above).
+enum class InPlaceMode { kAuto, kOn, kOff };
+/// Parses the option text; throws ConfigError naming the option and the accepted values.
+InPlaceMode parse_in_place_mode(const std::string& text);
+
+/// The largest datagram that one 4 KiB UMEM frame always holds: 4096 B less the kernel's 256 B
+/// headroom and the Ethernet (one VLAN tag), IPv6 and UDP headers (18 + 40 + 8 B).
+constexpr std::uint32_t kInPlaceMaxDatagram = 4096 - 256 - 18 - 40 - 8;  // 3774
+/// The largest interface MTU whose frames (with one VLAN tag) one 4 KiB UMEM frame holds.
+constexpr std::uint32_t kInPlaceMaxMtu = 4096 - 256 - 18;  // 3822
+
+/// The interface's MTU from sysfs; 0 if it cannot be read.
+unsigned interface_mtu(const std::string& interface);
+
 struct XdpReceiverConfig {
   unsigned batch_size = 64;           // frames taken from the rx ring at most per pass
   std::uint32_t max_datagram = 9000;  // larger UDP payloads are counted as receive.truncated
   bool verify_checksums = false;      // IPv4 header and UDP checksums
   int idle_wait_ms = 100;             // poll() timeout when the rx ring is empty
+  bool in_place = false;              // the pool is the socket's UMEM (see above)
 };
 
 /// The sender of a parsed frame as the socket backend reports it (recvmmsg's msg_name): family,
@@ -38,13 +63,17 @@ PacketSource packet_source(const ParsedFrame& frame, unsigned ifindex) noexcept;
 
 class XdpReceiver {
  public:
-  /// All buffers are allocated here; receive_batch() allocates nothing.
+  /// All buffers are allocated here; receive_batch() allocates nothing. In place, `pool` must
+  /// be the socket's UMEM (its slots its frames) and the socket must not have been prefilled:
+  /// the receiver puts the first frames on the fill ring here.
   XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, PacketPool& pool,
               std::vector<Lane*> lanes, RouteKeyFn route_key, CounterRegistry& counters);
 
-  /// One pass: take back freed slots, take up to a batch of frames from the rx ring, parse and
-  /// copy them, give the frames back to the fill ring, route the datagrams to their lanes.
-  /// Returns the number of frames taken (0: the rx ring was empty). Never blocks.
+  /// One pass: take back freed slots, take up to a batch of frames from the rx ring, parse them,
+  /// route the datagrams to their lanes. Copying, each payload is copied into a slot and the
+  /// frames go back to the fill ring; in place, the frames with a datagram go to the lanes and
+  /// freed slots go to the fill ring. Returns the number of rx descriptors taken (0: the rx ring
+  /// was empty). Never blocks.
   unsigned receive_batch();
 
   /// Waits up to the idle timeout for frames (one poll()).
@@ -59,8 +88,21 @@ class XdpReceiver {
   void update_kernel_counters();
 
  private:
+  // Takes up to `want` rx descriptors, extended to whole frames, and calls
+  // take(first, descs, next) for each frame (its first descriptor's rx index, its descriptor
+  // count, the next frame's first descriptor or nullptr); releases them. Returns how many.
+  template <typename TakeFrame>
+  std::uint32_t for_each_frame(std::uint32_t want, TakeFrame&& take);
+  unsigned receive_copy();
+  unsigned receive_in_place();
   // One frame of `descs` descriptors starting at rx index `first`: parse, copy, stage.
   void take_frame(std::uint32_t first, std::uint32_t descs);
+  // The same in place: stage the frame's own slot, or give its buffers' slots back (counted).
+  void take_in_place(std::uint32_t first, std::uint32_t descs);
+  // In place: free slots onto the fill ring, as many as it has room for.
+  void refill();
+  // Parse checks shared by both ways; false (counted) if the frame is not passed on.
+  bool accept(const ParsedFrame& f);
 
   XdpSocket& socket_;
   XdpReceiverConfig config_;
@@ -69,6 +111,7 @@ class XdpReceiver {
   std::uint8_t* umem_;
   unsigned ifindex_;
   std::uint64_t frame_mask_;
+  unsigned frame_shift_;
 
   std::vector<std::uint64_t> used_frames_;  // this pass's frames, for the fill ring
   XdpKernelCounters kernel_seen_;

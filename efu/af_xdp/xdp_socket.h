@@ -22,7 +22,10 @@ struct XdpSocketConfig {
   unsigned queue = 0;
   AttachMode attach = AttachMode::kAuto;  // auto: native (driver) XDP, else generic (skb)
   BindMode bind = BindMode::kAuto;        // auto: zero-copy, else copy
-  unsigned frames = 4096;                 // UMEM frames; also the fill and rx ring sizes
+  unsigned frames = 4096;                 // the fill and rx ring sizes (a power of two)
+  unsigned umem_frames = 0;               // UMEM frames, >= frames; 0: as many as `frames`
+  std::uint32_t frame_size = 4096;        // UMEM frame size: 2048 or 4096 (at most a page)
+  bool prefill = true;  // the first `frames` frames go on the fill ring; else the user fills it
   int port = 9000;
   std::string bind_address = "0.0.0.0";  // any IPv4 (0.0.0.0), any IPv4/IPv6 (::), or one address
 };
@@ -46,8 +49,6 @@ struct XdpKernelCounters {
 /// support) when any step fails.
 class XdpSocket {
  public:
-  static constexpr std::uint32_t kFrameSize = 4096;
-
   explicit XdpSocket(const XdpSocketConfig& config);
   ~XdpSocket();
   XdpSocket(const XdpSocket&) = delete;
@@ -56,11 +57,14 @@ class XdpSocket {
   int fd() const noexcept { return fd_; }
   unsigned ifindex() const noexcept { return static_cast<unsigned>(ifindex_); }
   std::uint8_t* umem() const noexcept { return umem_area_; }
-  unsigned frames() const noexcept { return frames_; }
+  unsigned frames() const noexcept { return frames_; }  // the fill and rx ring sizes
+  unsigned umem_frames() const noexcept { return umem_frames_; }
+  std::uint32_t frame_size() const noexcept { return frame_size_; }
   bool zero_copy() const noexcept { return zero_copy_; }
   bool native() const noexcept { return native_; }
   bool multi_buffer() const noexcept { return multi_buffer_; }
-  /// The largest frame one UMEM frame holds; larger frames need multi_buffer().
+  /// The largest frame one UMEM frame holds (after the kernel's headroom); larger frames need
+  /// multi_buffer().
   std::uint32_t frame_capacity() const noexcept { return frame_capacity_; }
   /// Which datagrams are efu's, for the frame parser (the XDP program applies the same).
   const FrameFilter& filter() const noexcept { return filter_; }
@@ -84,6 +88,8 @@ class XdpSocket {
 
   int ifindex_ = 0;
   unsigned frames_ = 0;
+  unsigned umem_frames_ = 0;
+  std::uint32_t frame_size_ = 0;
   std::uint8_t* umem_area_ = nullptr;
   std::size_t umem_bytes_ = 0;
   xsk_umem* umem_ = nullptr;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -79,6 +80,33 @@ TEST(Processor, PassesPacketsInOrderAndReturnsSlots) {
   EXPECT_EQ(rig.pipeline.batches, 3);  // 16 + 16 + 8
   EXPECT_EQ(rig.lane.returned.size(), 40u);
   EXPECT_EQ(rig.counters.value("process.packets"), 40u);
+}
+
+// The af_xdp backend in place: the pool is memory the socket owns (its UMEM), each datagram at
+// its own offset in its slot; the pipeline sees exactly those bytes and the slots come back.
+TEST(Processor, ReadsDatagramsAtTheirOffsetInAPoolOverMemoryItDoesNotOwn) {
+  constexpr std::size_t kSlots = 8, kSlotSize = 4096;
+  std::vector<std::uint8_t> memory(kSlots * kSlotSize, 0xEE);
+  PacketPool pool(kSlots, kSlotSize, memory.data());
+  ASSERT_EQ(pool.slot_size(), kSlotSize);
+  ASSERT_EQ(pool.data(3), memory.data() + 3 * kSlotSize);
+  Lane lane(16, pool);
+  RecordingPipeline pipeline;
+  CountingOutput output;
+  CounterRegistry counters;
+  for (std::uint32_t slot = 0; slot < kSlots; ++slot) {
+    const std::uint64_t seq = 100 + slot;
+    const std::uint16_t offset = static_cast<std::uint16_t>(256 + 42 + 8 * slot);
+    std::memcpy(memory.data() + slot * kSlotSize + offset, &seq, sizeof(seq));
+    ASSERT_TRUE(lane.packets.try_push(PacketRef{slot, 8, offset}));
+  }
+  Processor p({&lane}, pipeline, output, nullptr, ProcessorConfig{16, 0, 1000}, counters);
+  EXPECT_EQ(p.process_batch(), kSlots);
+  ASSERT_EQ(pipeline.seen.size(), kSlots);
+  for (std::uint32_t slot = 0; slot < kSlots; ++slot) EXPECT_EQ(pipeline.seen[slot], 100 + slot);
+  std::uint32_t back[kSlots];
+  ASSERT_EQ(lane.returned.pop_bulk(std::span(back)), kSlots);
+  for (std::uint32_t i = 0; i < kSlots; ++i) EXPECT_EQ(back[i], i);
 }
 
 TEST(Processor, ExceptionFromPipelineIsCountedNotFatal) {
