@@ -12,6 +12,23 @@
 
 namespace efu {
 
+/// A datagram whose bytes lie in several slots (the af_xdp backend in place: a jumbo frame arrives
+/// in several UMEM frames): its pieces in order. The receive thread writes a datagram's chain
+/// before the push that publishes it (the ring's release/acquire orders it) and changes it only
+/// after the head slot has come back.
+struct SlotChain {
+  static constexpr unsigned kMaxPieces =
+      17;                    // the kernel's limit for one frame (MAX_SKB_FRAGS + 1)
+  std::uint32_t pieces = 0;  // 0 or 1: not a chain
+  std::uint32_t slot[kMaxPieces];
+  std::uint16_t offset[kMaxPieces];
+  std::uint16_t size[kMaxPieces];
+};
+
+/// PacketRef::offset with this bit set, on a lane with chains: the datagram is the chain of its
+/// slot (Lane::chains[slot]), PacketRef::size its whole size. In-place offsets stay below 4096.
+inline constexpr std::uint16_t kChainedOffset = 0x8000;
+
 /// One receive-thread -> processing-thread pair: datagrams go one way, freed slot indices come
 /// back. The return ring holds every slot of the producer's pool, so a processing thread can
 /// always give a slot back without waiting.
@@ -22,6 +39,11 @@ struct Lane {
   SpscRing<std::uint32_t> returned;  // processing thread -> receive thread
   const PacketPool* pool;            // the producer's pool: PacketRef::slot indexes it
   Wakeup* wakeup = nullptr;          // the consumer's; the producer notifies it after a push
+  // Chained datagrams (see SlotChain), indexed by head slot; nullptr: the producer sends none.
+  // A processing thread gathers a chained datagram into its own buffer and gives back only
+  // the head slot; the producer frees the other pieces when it reuses the head.
+  const SlotChain* chains = nullptr;
+  std::uint32_t chain_max_size = 0;  // the largest chained datagram, for the gather buffer
 };
 
 /// Gives up one datagram's hold on its slot; true if that was the last one, so the slot is

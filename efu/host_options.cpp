@@ -27,11 +27,11 @@ constexpr OptionSpec kHostOptions[] = {
     {"xdp-bind-mode", OptionType::kString, "auto",
      "af_xdp: socket mode: auto (zero-copy, else copy), zero-copy or copy"},
     {"xdp-frames", OptionType::kInt, "4096",
-     "af_xdp: the fill and rx ring sizes (a power of two); copying, also the UMEM's frames"},
-    {"xdp-in-place", OptionType::kString, "auto",
-     "af_xdp: pipelines read each payload in the UMEM frame the kernel wrote, no copy: on, off "
-     "or auto (in place when every datagram fits one 4 KiB frame: --max-datagram <= 3774 or an "
-     "interface MTU <= 3822; else copy)"},
+     "af_xdp: the fill and rx ring sizes (a power of two): the burst the kernel holds for efu"},
+    {"xdp-in-place", OptionType::kString, "on",
+     "af_xdp: on: the pipelines read each payload in the UMEM frames the kernel wrote (a jumbo "
+     "datagram's frames are gathered on its processing thread); off: the receive thread copies "
+     "each payload into a pool slot"},
     {"verify-checksums", OptionType::kBool, "off",
      "af_xdp: verify IPv4 header and UDP checksums; failures are counted and dropped"},
     {"cpu", OptionType::kString, "",

@@ -1,13 +1,15 @@
 #include "processor.h"
 
-#include "efu/errors.h"
-
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <span>
 #include <thread>
 
 #include <spdlog/spdlog.h>
+
+#include "efu/errors.h"
 
 namespace efu {
 namespace {
@@ -51,7 +53,12 @@ Processor::Processor(std::vector<Lane*> lanes, Pipeline& pipeline, EventOutput& 
       raw_samples_(counters.counter("process.raw_samples")),
       idle_ns_(counters.counter("process.idle_ns")),
       sleeps_(counters.counter("process.sleeps")) {
-  for (Lane* lane : lanes_) lane->wakeup = &wakeup_;
+  for (Lane* lane : lanes_) {
+    lane->wakeup = &wakeup_;
+    if (lane->chains != nullptr)
+      gather_stride_ = std::max<std::size_t>(gather_stride_, lane->chain_max_size);
+  }
+  gathered_.resize(gather_stride_ * config.batch_size);
 }
 
 bool Processor::lanes_empty() const noexcept {
@@ -71,8 +78,22 @@ std::size_t Processor::process_batch() {
   }
   if (n == 0) return 0;
   const PacketPool& pool = *lane->pool;
+  const SlotChain* chains = lane->chains;
   for (std::size_t i = 0; i < n; ++i) {
     const PacketRef& r = refs_[i];
+    if (chains != nullptr && (r.offset & kChainedOffset) != 0) [[unlikely]] {
+      // A datagram in several slots: gathered here, on the processing thread, so that the
+      // receive thread never touches the payload.
+      const SlotChain& c = chains[r.slot];
+      std::uint8_t* out = gathered_.data() + i * gather_stride_;
+      std::size_t size = 0;
+      for (std::uint32_t k = 0; k < c.pieces && size + c.size[k] <= gather_stride_; ++k) {
+        std::memcpy(out + size, pool.data(c.slot[k]) + c.offset[k], c.size[k]);
+        size += c.size[k];
+      }
+      views_[i] = PacketView{out, static_cast<std::uint32_t>(size), &pool.source(r.slot)};
+      continue;
+    }
     views_[i] = PacketView{pool.data(r.slot) + r.offset, r.size, &pool.source(r.slot)};
   }
   try {

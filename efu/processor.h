@@ -58,6 +58,8 @@ class Processor {
   std::vector<PacketRef> refs_;
   std::vector<PacketView> views_;
   std::vector<std::uint32_t> slots_;
+  std::vector<std::uint8_t> gathered_;  // chained datagrams, one chain_max_size each per batch
+  std::size_t gather_stride_ = 0;
   std::uint32_t raw_countdown_;
   std::uint64_t next_tick_ns_ = 0;
   std::uint64_t tick_waiting_since_ns_ = 0;  // when a due tick found packets waiting (0: not)

@@ -1,6 +1,5 @@
 #include "runner.h"
 
-#include <net/if.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -55,7 +54,6 @@ struct HostSettings {
   bool af_xdp = false;  // --receive-backend af_xdp
   xdp::XdpSocketConfig xdp;
   xdp::XdpReceiverConfig xdp_receiver;
-  xdp::InPlaceMode xdp_in_place = xdp::InPlaceMode::kAuto;
   unsigned threads = 1;
   unsigned receive_threads = 1;
   std::size_t ring_size = 4096;
@@ -99,7 +97,7 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.xdp_receiver.batch_size = s.receiver.batch_size;
   s.xdp_receiver.max_datagram = s.receiver.max_datagram;
   s.xdp_receiver.verify_checksums = v.get_bool("verify-checksums");
-  s.xdp_in_place = xdp::parse_in_place_mode(v.get_string("xdp-in-place"));
+  s.xdp_receiver.in_place = xdp::parse_in_place(v.get_string("xdp-in-place"));
   s.cpu = parse_cpu_plan(v.get_string("cpu"));
   s.threads = static_cast<unsigned>(v.get_int("processing-threads", 1, 64));
   if (!s.cpu.proc.empty()) {
@@ -329,36 +327,14 @@ class DataThreads {
   std::vector<Wakeup*> wakeups_;
 };
 
-/// The af_xdp backend's socket. In place (--xdp-in-place), its UMEM is the receive thread's pool:
-/// the fill ring's frames plus every slot the lanes can hold. That needs every datagram in one
-/// 4 KiB frame (the kernel allows no larger frame): --max-datagram or the interface's MTU small
-/// enough. auto copies otherwise, and says so.
-std::unique_ptr<xdp::XdpSocket> open_xdp_socket(HostSettings& s, std::size_t pool_slots) {
-  // A missing interface: the socket says so.
-  if (if_nametoindex(s.xdp.interface.c_str()) == 0) return std::make_unique<xdp::XdpSocket>(s.xdp);
-  const std::uint32_t max_datagram = s.receiver.max_datagram;
-  const unsigned mtu = xdp::interface_mtu(s.xdp.interface);
-  const bool fits =
-      max_datagram <= xdp::kInPlaceMaxDatagram || (mtu != 0 && mtu <= xdp::kInPlaceMaxMtu);
-  s.xdp_receiver.in_place = s.xdp_in_place != xdp::InPlaceMode::kOff && fits;
-  if (s.xdp_in_place == xdp::InPlaceMode::kOn && !fits) {
-    throw ConfigError(fmt::format(
-        "--xdp-in-place: on, but a datagram of --max-datagram {} B does not fit one 4096 B UMEM "
-        "frame and the MTU of '{}' ({}) allows such datagrams; expected --max-datagram <= {} or "
-        "an MTU <= {}, or --xdp-in-place auto (copies)",
-        max_datagram, s.xdp.interface, mtu, xdp::kInPlaceMaxDatagram, xdp::kInPlaceMaxMtu));
-  }
-  if (!s.xdp_receiver.in_place) {
-    if (s.xdp_in_place == xdp::InPlaceMode::kAuto) {
-      spdlog::info(
-          "af_xdp: payloads are copied from the UMEM into the pool: --max-datagram {} and the "
-          "MTU of '{}' ({}) allow datagrams larger than one 4096 B frame holds ({} B)",
-          max_datagram, s.xdp.interface, mtu, xdp::kInPlaceMaxDatagram);
-    }
-    return std::make_unique<xdp::XdpSocket>(s.xdp);
-  }
+/// The af_xdp backend's socket. In place (--xdp-in-place on), its UMEM is the receive thread's
+/// pool: the fill ring's frames plus every frame the lanes can hold, which is every slot of
+/// pool_slots_needed() times the frames one datagram can span.
+std::unique_ptr<xdp::XdpSocket> open_xdp_socket(const HostSettings& s, std::size_t pool_slots) {
+  if (!s.xdp_receiver.in_place) return std::make_unique<xdp::XdpSocket>(s.xdp);
   xdp::XdpSocketConfig c = s.xdp;
-  c.umem_frames = static_cast<unsigned>(c.frames + pool_slots);
+  c.umem_frames = static_cast<unsigned>(
+      c.frames + pool_slots * xdp::frames_per_datagram(s.receiver.max_datagram));
   c.prefill = false;  // the receiver fills the ring from its pool
   return std::make_unique<xdp::XdpSocket>(c);
 }
@@ -498,8 +474,12 @@ int run(int argc, const char* const* argv) {
   const std::size_t ring_capacity = std::bit_ceil(settings.ring_size);
   const std::size_t pool_slots = pool_slots_needed(settings.threads, ring_capacity,
                                                    settings.receiver.batch_size, process_batch);
+  // af_xdp in place: a pool slot is the UMEM frames one datagram can span.
   const std::size_t slot_size =
-      settings.af_xdp ? settings.receiver.max_datagram : receive_slot_size(settings.receiver);
+      !settings.af_xdp ? receive_slot_size(settings.receiver)
+      : settings.xdp_receiver.in_place
+          ? std::size_t{4096} * xdp::frames_per_datagram(settings.receiver.max_datagram)
+          : settings.receiver.max_datagram;
   check_memory(settings, pool_slots, slot_size, ring_capacity);
 
   // The receive backend: UDP sockets (recvmmsg; several on one port with SO_REUSEPORT) or an

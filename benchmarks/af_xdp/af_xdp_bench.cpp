@@ -8,11 +8,12 @@
 //   xdp-bare      the least an AF_XDP receiver does: count frames, give them back, no parse;
 //   xdp-parse     xdp-bare plus parsing each frame's headers: the receive thread's part if the
 //                 pipelines read payloads straight from UMEM frames (no copy into the pool);
-//   efu-af_xdp    efu's af_xdp backend as --xdp-in-place auto runs it on a link of this
-//                 datagram size: XdpSocket + XdpReceiver + lane + consumer, in place (parse;
-//                 the UMEM frame itself goes to the lane) when the datagram fits one 4 KiB
-//                 frame (<= 3774 B), else copying the payload into a pool slot;
-//   efu-af_xdp-copy  the same, always copying (--xdp-in-place off).
+//   efu-af_xdp    efu's af_xdp backend as it runs by default (--xdp-in-place on): XdpSocket +
+//                 XdpReceiver (parse; the UMEM frames themselves go to the lane, a jumbo
+//                 datagram as a chain of its frames) + lane + consumer. The consumer returns
+//                 slots only: the gather of a chain, which efu's processing thread does, is not
+//                 in this harness (the receive thread's cost is what it measures);
+//   efu-af_xdp-copy  the same, copying each payload into a pool slot (--xdp-in-place off).
 // Two modes:
 //   drain   the sender queues N datagrams while the receiver waits, then the receiver takes
 //           them as fast as it can: its thread's CPU time and wall time per datagram. This is
@@ -75,9 +76,9 @@ using Clock = std::chrono::steady_clock;
 constexpr unsigned kBatch = 64;
 constexpr std::uint32_t kMaxDatagram = 9000;
 constexpr std::size_t kRingCapacity = 4096;
-constexpr int kSocketBuffer = 256 << 20;    // holds a whole drain batch of jumbo datagrams
-constexpr unsigned kXdpFrames = 16384;      // 4096 jumbo datagrams of 3 frames each fit
-constexpr unsigned kXdpInPlaceRing = 8192;  // in place: a drain batch in one frame each
+constexpr int kSocketBuffer = 256 << 20;     // holds a whole drain batch of jumbo datagrams
+constexpr unsigned kXdpFrames = 16384;       // 4096 jumbo datagrams of 3 frames each fit
+constexpr unsigned kXdpInPlaceRing = 16384;  // in place: a drain batch of jumbo frames
 constexpr auto kSettle = std::chrono::milliseconds(5);
 
 struct Options {
@@ -374,9 +375,10 @@ xdp::XdpSocketConfig xdp_config(const Options& o, bool in_place = false) {
   c.port = o.port;
   c.frames = kXdpFrames;
   c.bind_address = o.dst;
-  if (in_place) {  // as efu's runner sets it up: one frame per datagram, the UMEM is the pool
+  if (in_place) {  // as efu's runner sets it up: the UMEM is the pool
     c.frames = kXdpInPlaceRing;
-    c.umem_frames = static_cast<unsigned>(c.frames + kPoolSlots);
+    c.umem_frames =
+        static_cast<unsigned>(c.frames + kPoolSlots * xdp::frames_per_datagram(kMaxDatagram));
     c.prefill = false;
   }
   return c;
@@ -527,14 +529,12 @@ Result stream(const Options& o, Path& path, std::size_t size) {
   return r;
 }
 
-std::unique_ptr<Path> make_path_once(const Options& o, const std::string& name, std::size_t size) {
+std::unique_ptr<Path> make_path_once(const Options& o, const std::string& name) {
   if (name == "recvmmsg") return std::make_unique<RecvmmsgPath>(o);
   if (name == "efu-socket") return std::make_unique<EfuSocketPath>(o);
   if (name == "xdp-bare") return std::make_unique<XdpBarePath>(o, false);
   if (name == "xdp-parse") return std::make_unique<XdpBarePath>(o, true);
-  if (name == "efu-af_xdp") {
-    return std::make_unique<EfuXdpPath>(o, "efu-af_xdp", size <= xdp::kInPlaceMaxDatagram);
-  }
+  if (name == "efu-af_xdp") return std::make_unique<EfuXdpPath>(o, "efu-af_xdp", true);
   if (name == "efu-af_xdp-copy") return std::make_unique<EfuXdpPath>(o, "efu-af_xdp-copy", false);
   throw std::runtime_error("--paths: '" + name +
                            "' is not a receiver; expected recvmmsg, efu-socket, xdp-bare, "
@@ -543,10 +543,10 @@ std::unique_ptr<Path> make_path_once(const Options& o, const std::string& name, 
 
 /// The kernel releases a closed AF_XDP socket's queue a little later (deferred work), so the
 /// path after an AF_XDP one may find the queue still taken: try again for up to 2 s.
-std::unique_ptr<Path> make_path(const Options& o, const std::string& name, std::size_t size) {
+std::unique_ptr<Path> make_path(const Options& o, const std::string& name) {
   for (int attempt = 1;; ++attempt) {
     try {
-      return make_path_once(o, name, size);
+      return make_path_once(o, name);
     } catch (const efu::ConfigError& e) {
       if (attempt == 20 ||
           std::string(e.what()).find("already has an AF_XDP socket") == std::string::npos) {
@@ -639,7 +639,7 @@ int main(int argc, char** argv) {
   try {
     for (const std::size_t size : o.sizes) {
       for (const std::string& name : o.paths) {
-        std::unique_ptr<Path> path = make_path(o, name, size);
+        std::unique_ptr<Path> path = make_path(o, name);
         for (const std::string& mode : o.modes) {
           const Result r = mode == "drain" ? drain(o, *path, size) : stream(o, *path, size);
           std::printf(

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -34,17 +33,10 @@ std::uint64_t steady_now_ns() noexcept {
 }
 }  // namespace
 
-InPlaceMode parse_in_place_mode(const std::string& text) {
-  if (text == "auto") return InPlaceMode::kAuto;
-  if (text == "on") return InPlaceMode::kOn;
-  if (text == "off") return InPlaceMode::kOff;
-  throw ConfigError("--xdp-in-place: '" + text + "' is not a mode; expected auto, on or off");
-}
-
-unsigned interface_mtu(const std::string& interface) {
-  std::ifstream in("/sys/class/net/" + interface + "/mtu");
-  unsigned mtu = 0;
-  return (in >> mtu) ? mtu : 0;
+bool parse_in_place(const std::string& text) {
+  if (text == "on") return true;
+  if (text == "off") return false;
+  throw ConfigError("--xdp-in-place: '" + text + "' is not a mode; expected on or off");
 }
 
 PacketSource packet_source(const ParsedFrame& frame, unsigned ifindex) noexcept {
@@ -86,7 +78,7 @@ XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, Pac
       kernel_fill_ring_empty_(counters.counter("receive.xdp.kernel.fill_ring_empty")),
       no_socket_(counters.counter("receive.xdp.dropped.no_socket")),
       frames_(counters.counter("receive.xdp.frames")),
-      dispatch_(pool, std::move(lanes), route_key, config.batch_size, dropped_ring_full_) {
+      dispatch_(pool, lanes, route_key, config.batch_size, dropped_ring_full_) {
   filter_.verify_ip_checksum = config.verify_checksums;
   frame_errors_.assign(kFrameErrorCount, nullptr);
   for (std::size_t e = 1; e < kFrameErrorCount; ++e) {
@@ -99,6 +91,13 @@ XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, Pac
     if (pool_.data(0) != umem_ || pool_.slot_size() != socket_.frame_size() ||
         pool_.slots() != socket_.umem_frames()) {
       throw std::logic_error("XdpReceiver: in place needs the socket's UMEM as its pool");
+    }
+    chains_.resize(pool_.slots());
+    refill_.reserve(socket_.frames());
+    check_buffer_.resize(config_.verify_checksums ? config_.max_datagram : 0);
+    for (Lane* lane : lanes) {
+      lane->chains = chains_.data();
+      lane->chain_max_size = config_.max_datagram;
     }
     refill();
   }
@@ -168,13 +167,23 @@ unsigned XdpReceiver::receive_batch() {
 
 void XdpReceiver::refill() {
   xsk_ring_prod& fill = socket_.fill();
-  const auto free = static_cast<std::uint32_t>(dispatch_.free_slots());
-  const std::uint32_t n = std::min(free, xsk_prod_nb_free(&fill, free));
+  const std::uint32_t room = xsk_prod_nb_free(&fill, socket_.frames());
+  refill_.clear();
+  while (refill_.size() < room && dispatch_.free_slots() != 0) {
+    const std::uint32_t slot = dispatch_.take();
+    SlotChain& chain = chains_[slot];
+    if (chain.pieces > 1) {  // a chain's head: its other frames are free too
+      for (std::uint32_t k = 1; k < chain.pieces; ++k) dispatch_.give_back(chain.slot[k]);
+    }
+    chain.pieces = 0;
+    refill_.push_back(slot);
+  }
+  const auto n = static_cast<std::uint32_t>(refill_.size());
   if (n == 0) return;
   std::uint32_t index = 0;
-  xsk_ring_prod__reserve(&fill, n, &index);  // n entries are free: cannot fail
+  xsk_ring_prod__reserve(&fill, n, &index);  // n <= room entries are free: cannot fail
   for (std::uint32_t k = 0; k < n; ++k) {
-    *xsk_ring_prod__fill_addr(&fill, index + k) = static_cast<std::uint64_t>(dispatch_.take())
+    *xsk_ring_prod__fill_addr(&fill, index + k) = static_cast<std::uint64_t>(refill_[k])
                                                   << frame_shift_;
   }
   xsk_ring_prod__submit(&fill, n);
@@ -224,16 +233,44 @@ void XdpReceiver::take_in_place(std::uint32_t first, std::uint32_t descs) {
   const std::span<const std::uint8_t> bytes(umem_ + head.addr, head.len);
   const ParsedFrame f = parse_frame(bytes, frame_len, filter_);
   bool pass = accept(f);
-  if (pass && descs != 1) {  // larger than one frame, so than --max-datagram or the MTU
-    truncated_.add();
+  if (pass && (descs > SlotChain::kMaxPieces || f.payload_offset > head.len)) {
+    truncated_.add();  // cannot happen: the kernel's limit, and headers in the first buffer
     pass = false;
   }
-  if (pass && config_.verify_checksums &&
-      !udp_checksum_valid(bytes, f, bytes.subspan(f.payload_offset, f.payload_size))) {
+  // A multi-buffer frame's payload in pieces: the head's after the headers, then each buffer.
+  std::span<const std::uint8_t> payload;
+  SlotChain* chain = nullptr;
+  if (pass && descs > 1) {
+    chain = &chains_[slot];
+    std::uint32_t left = f.payload_size;
+    for (std::uint32_t k = 0; k < descs; ++k) {
+      const xdp_desc* d = xsk_ring_cons__rx_desc(&rx, first + k);
+      const std::uint32_t skip = k == 0 ? f.payload_offset : 0;
+      const std::uint32_t size = std::min(left, d->len - skip);
+      chain->slot[k] = static_cast<std::uint32_t>(d->addr >> frame_shift_);
+      chain->offset[k] = static_cast<std::uint16_t>((d->addr & ~frame_mask_) + skip);
+      chain->size[k] = static_cast<std::uint16_t>(size);
+      left -= size;
+    }
+    chain->pieces = descs;
+    if (config_.verify_checksums) {  // only then does the receive thread read the payload
+      std::size_t at = 0;
+      for (std::uint32_t k = 0; k < descs; ++k) {
+        std::memcpy(check_buffer_.data() + at, pool_.data(chain->slot[k]) + chain->offset[k],
+                    chain->size[k]);
+        at += chain->size[k];
+      }
+      payload = std::span<const std::uint8_t>(check_buffer_.data(), f.payload_size);
+    }
+  } else if (pass) {
+    payload = bytes.subspan(f.payload_offset, f.payload_size);
+  }
+  if (pass && config_.verify_checksums && !udp_checksum_valid(bytes, f, payload)) {
     frame_errors_[static_cast<std::size_t>(FrameError::kUdpChecksum)]->add();
     pass = false;
   }
   if (!pass) {  // the frame's buffers are free again
+    if (chain != nullptr) chain->pieces = 0;
     for (std::uint32_t k = 0; k < descs; ++k) {
       dispatch_.give_back(
           static_cast<std::uint32_t>(xsk_ring_cons__rx_desc(&rx, first + k)->addr >> frame_shift_));
@@ -241,8 +278,8 @@ void XdpReceiver::take_in_place(std::uint32_t first, std::uint32_t descs) {
     return;
   }
   pool_.source(slot) = packet_source(f, ifindex_);
-  dispatch_.stage(slot, static_cast<std::uint32_t>(head.addr & ~frame_mask_) + f.payload_offset,
-                  f.payload_size);
+  const auto offset = static_cast<std::uint32_t>(head.addr & ~frame_mask_) + f.payload_offset;
+  dispatch_.stage(slot, chain != nullptr ? (offset | kChainedOffset) : offset, f.payload_size);
   packets_.add();
   bytes_.add(f.payload_size);
 }

@@ -2,19 +2,21 @@
 // payloads routed to the lanes exactly like the socket receiver's datagrams, so plugins cannot
 // tell the backends apart (design.md §1). Two ways to hand a payload on:
 //
-// In place (XdpReceiverConfig::in_place): the pool's slots are the UMEM frames, so a PacketRef
-// names the frame and the payload's offset in it, and the pipelines read the bytes where the
-// kernel wrote them. The receive thread touches only the headers. A frame goes back to the fill
-// ring when its processing thread returns the slot; the UMEM has the fill ring's frames plus
-// every slot the lanes can hold (pool_slots_needed), so a slow processing thread fills its ring
-// (counted as receive.dropped.ring_full) before the kernel runs short of frames. Needs every
-// datagram in one frame, and the kernel allows no frame larger than a page (4 KiB): datagrams up
-// to kInPlaceMaxDatagram.
+// In place (XdpReceiverConfig::in_place, --xdp-in-place on, the default): the pool's slots are
+// the UMEM frames, so a PacketRef names the frame and the payload's offset in it, and the
+// pipelines read the bytes where the kernel wrote them. The receive thread reads only the
+// headers. A datagram larger than one frame (a jumbo frame arrives in several 4 KiB buffers
+// that are not next to each other: the kernel allows no frame larger than a page) goes on as a
+// chain of its frames (SlotChain), which its processing thread gathers into its own buffer. A
+// frame goes back to the fill ring when its processing thread returns the slot (a chain's
+// other frames when the receive thread reuses its head); the UMEM has the fill ring's frames
+// plus every frame the lanes can hold (pool_slots_needed × frames per datagram), so a slow
+// processing thread fills its ring (counted as receive.dropped.ring_full) before the kernel
+// runs short of frames.
 //
-// Copy: the payload, possibly spread over a multi-buffer frame's buffers, is copied into a slot
-// of the host's own pool and the frame goes back to the fill ring in the same pass. Jumbo
-// datagrams arrive in three 4 KiB buffers that are not contiguous, so they need a copy in any
-// design.
+// Copy (--xdp-in-place off): the payload, possibly spread over a multi-buffer frame's buffers,
+// is copied into a slot of the host's own pool on the receive thread and the frame goes back to
+// the fill ring in the same pass.
 //
 // Measured (benchmarks/results/af_xdp/README.md): the copy is most of the receive thread's cost
 // at 1472 B and 8972 B.
@@ -35,19 +37,14 @@
 
 namespace efu::xdp {
 
-/// --xdp-in-place: whether the pipelines read payloads in their UMEM frames (see above).
-enum class InPlaceMode { kAuto, kOn, kOff };
-/// Parses the option text; throws ConfigError naming the option and the accepted values.
-InPlaceMode parse_in_place_mode(const std::string& text);
+/// Parses --xdp-in-place (on or off); throws ConfigError naming the option and the values.
+bool parse_in_place(const std::string& text);
 
-/// The largest datagram that one 4 KiB UMEM frame always holds: 4096 B less the kernel's 256 B
-/// headroom and the Ethernet (one VLAN tag), IPv6 and UDP headers (18 + 40 + 8 B).
-constexpr std::uint32_t kInPlaceMaxDatagram = 4096 - 256 - 18 - 40 - 8;  // 3774
-/// The largest interface MTU whose frames (with one VLAN tag) one 4 KiB UMEM frame holds.
-constexpr std::uint32_t kInPlaceMaxMtu = 4096 - 256 - 18;  // 3822
-
-/// The interface's MTU from sysfs; 0 if it cannot be read.
-unsigned interface_mtu(const std::string& interface);
+/// How many UMEM frames (4 KiB, 3840 B of frame after the kernel's headroom) a datagram of
+/// `max_datagram` bytes needs at most, with its Ethernet (one VLAN tag), IPv6 and UDP headers.
+constexpr std::uint32_t frames_per_datagram(std::uint32_t max_datagram) noexcept {
+  return (max_datagram + 18 + 40 + 8 + 3839) / 3840;
+}
 
 struct XdpReceiverConfig {
   unsigned batch_size = 64;           // frames taken from the rx ring at most per pass
@@ -99,7 +96,8 @@ class XdpReceiver {
   void take_frame(std::uint32_t first, std::uint32_t descs);
   // The same in place: stage the frame's own slot, or give its buffers' slots back (counted).
   void take_in_place(std::uint32_t first, std::uint32_t descs);
-  // In place: free slots onto the fill ring, as many as it has room for.
+  // In place: free slots onto the fill ring, as many as it has room for; a slot that heads a
+  // chain frees the chain's other slots first.
   void refill();
   // Parse checks shared by both ways; false (counted) if the frame is not passed on.
   bool accept(const ParsedFrame& f);
@@ -114,6 +112,9 @@ class XdpReceiver {
   unsigned frame_shift_;
 
   std::vector<std::uint64_t> used_frames_;  // this pass's frames, for the fill ring
+  std::vector<SlotChain> chains_;           // in place: by head slot, read by the lanes' threads
+  std::vector<std::uint32_t> refill_;       // in place: the slots of one refill
+  std::vector<std::uint8_t> check_buffer_;  // in place: a chain gathered to verify its checksum
   XdpKernelCounters kernel_seen_;
   std::uint64_t next_counter_update_ns_ = 0;
 

@@ -109,6 +109,62 @@ TEST(Processor, ReadsDatagramsAtTheirOffsetInAPoolOverMemoryItDoesNotOwn) {
   for (std::uint32_t i = 0; i < kSlots; ++i) EXPECT_EQ(back[i], i);
 }
 
+// A jumbo frame in place: its bytes lie in three slots, in the order the chain gives. The
+// pipeline sees them as one datagram; only the head slot comes back (the receive thread frees
+// the others when it reuses the head).
+TEST(Processor, GathersAChainedDatagramAndGivesBackItsHeadSlot) {
+  constexpr std::size_t kSlots = 8, kSlotSize = 4096;
+  std::vector<std::uint8_t> memory(kSlots * kSlotSize, 0xEE);
+  PacketPool pool(kSlots, kSlotSize, memory.data());
+  std::vector<SlotChain> chains(kSlots);
+  Lane lane(16, pool);
+  lane.chains = chains.data();
+  lane.chain_max_size = 9000;
+  RecordingPipeline pipeline;
+  CountingOutput output;
+  CounterRegistry counters;
+  // Pieces in slots 5, 2, 6: 3798 + 3840 + 1334 = 8972 bytes, byte i of the datagram = i % 251.
+  const std::uint32_t slot[3] = {5, 2, 6};
+  const std::uint16_t offset[3] = {298, 256, 256}, size[3] = {3798, 3840, 1334};
+  SlotChain& c = chains[5];
+  c.pieces = 3;
+  std::uint32_t at = 0;
+  for (int k = 0; k < 3; ++k) {
+    c.slot[k] = slot[k];
+    c.offset[k] = offset[k];
+    c.size[k] = size[k];
+    for (std::uint32_t b = 0; b < size[k]; ++b, ++at) {
+      memory[slot[k] * kSlotSize + offset[k] + b] = static_cast<std::uint8_t>(at % 251);
+    }
+  }
+  const std::uint64_t seq = 7;
+  std::memcpy(memory.data() + 1 * kSlotSize + 100, &seq, sizeof(seq));  // an ordinary one too
+  ASSERT_TRUE(lane.packets.try_push(PacketRef{5, 8972, 298 | kChainedOffset}));
+  ASSERT_TRUE(lane.packets.try_push(PacketRef{1, 8, 100}));
+
+  struct Capture final : Pipeline {
+    void process(PacketBatch batch) override {
+      for (const PacketView& p : batch) datagrams.emplace_back(p.data, p.data + p.size);
+    }
+    std::vector<std::vector<std::uint8_t>> datagrams;
+  } capture;
+  Processor p({&lane}, capture, output, nullptr, ProcessorConfig{16, 0, 1000}, counters);
+  EXPECT_EQ(p.process_batch(), 2u);
+  ASSERT_EQ(capture.datagrams.size(), 2u);
+  ASSERT_EQ(capture.datagrams[0].size(), 8972u);
+  for (std::uint32_t i = 0; i < 8972; ++i) {
+    ASSERT_EQ(capture.datagrams[0][i], i % 251) << "byte " << i;
+  }
+  ASSERT_EQ(capture.datagrams[1].size(), 8u);
+  std::uint64_t got = 0;
+  std::memcpy(&got, capture.datagrams[1].data(), sizeof(got));
+  EXPECT_EQ(got, seq);
+  std::uint32_t back[kSlots];
+  ASSERT_EQ(lane.returned.pop_bulk(std::span(back)), 2u);
+  EXPECT_EQ(back[0], 5u);
+  EXPECT_EQ(back[1], 1u);
+}
+
 TEST(Processor, ExceptionFromPipelineIsCountedNotFatal) {
   Rig rig;
   rig.pipeline.throw_on = 3;
