@@ -10,9 +10,8 @@
 //                 pipelines read payloads straight from UMEM frames (no copy into the pool);
 //   efu-af_xdp    efu's af_xdp backend as it runs by default (--xdp-in-place on): XdpSocket +
 //                 XdpReceiver (parse; the UMEM frames themselves go to the lane, a jumbo
-//                 datagram as a chain of its frames) + lane + consumer. The consumer returns
-//                 slots only: the gather of a chain, which efu's processing thread does, is not
-//                 in this harness (the receive thread's cost is what it measures);
+//                 datagram as a chain of its frames, which the consumer gathers as efu's
+//                 processing thread does) + lane + consumer;
 //   efu-af_xdp-copy  the same, copying each payload into a pool slot (--xdp-in-place off).
 // Two modes:
 //   drain   the sender queues N datagrams while the receiver waits, then the receiver takes
@@ -227,7 +226,9 @@ class Path {
   virtual std::uint64_t kernel_drops() = 0;
 };
 
-/// A consumer thread for efu's lane: returns every slot, naps when the ring is empty.
+/// A consumer thread for efu's lane: returns every slot, naps when the ring is empty. A chained
+/// datagram (af_xdp in place, jumbo) is gathered into a buffer first, as efu's processing thread
+/// does, so the receive thread shares the machine's memory bandwidth as it does in efu.
 class Consumer {
  public:
   Consumer(Lane& lane, int cpu) : lane_(lane) {
@@ -235,13 +236,25 @@ class Consumer {
       bench::pin_current_thread(cpu);
       PacketRef refs[256];
       std::uint32_t slots[256];
+      std::vector<std::uint8_t> gathered(65536);
       while (!stop_.load(std::memory_order_relaxed)) {
         const std::size_t n = lane_.packets.pop_bulk(std::span(refs));
         if (n == 0) {
           std::this_thread::sleep_for(std::chrono::microseconds(100));
           continue;
         }
-        for (std::size_t i = 0; i < n; ++i) slots[i] = refs[i].slot;
+        for (std::size_t i = 0; i < n; ++i) {
+          slots[i] = refs[i].slot;
+          if (lane_.chains != nullptr && (refs[i].offset & kChainedOffset) != 0) {
+            const SlotChain& c = lane_.chains[refs[i].slot];
+            std::size_t at = 0;
+            for (std::uint32_t k = 0; k < c.pieces; ++k) {
+              std::memcpy(gathered.data() + at, lane_.pool->data(c.slot[k]) + c.offset[k],
+                          c.size[k]);
+              at += c.size[k];
+            }
+          }
+        }
         lane_.returned.push_bulk(std::span<const std::uint32_t>(slots, n));
       }
     });
