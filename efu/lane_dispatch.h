@@ -70,13 +70,18 @@ class LaneDispatch {
 
   /// Routes one datagram (`size` bytes at `offset` in `slot`) to its lane's staging.
   void stage(std::uint32_t slot, std::uint32_t offset, std::uint32_t size) noexcept {
-    std::size_t lane = 0;
-    if (route_key_ != nullptr) {
-      lane = route_key_(PacketView{pool_.data(slot) + offset, size, &pool_.source(slot)}) %
-             lanes_.size();
-    }
-    staged_[lane].push_back(PacketRef{slot, static_cast<std::uint16_t>(size),
-                                      static_cast<std::uint16_t>(offset)});
+    staged_[lane_of(slot, offset, size)].push_back(
+        PacketRef{slot, static_cast<std::uint16_t>(size), static_cast<std::uint16_t>(offset)});
+  }
+
+  /// Routes a datagram of `size` bytes whose first `head_size` bytes are at `offset` in `slot`
+  /// and the rest in other slots (a chain: Lane::chains[slot]); the route key sees the first
+  /// piece, the ring entry carries kChainedOffset.
+  void stage_chained(std::uint32_t slot, std::uint32_t offset, std::uint32_t head_size,
+                     std::uint32_t size) noexcept {
+    staged_[lane_of(slot, offset, head_size)].push_back(
+        PacketRef{slot, static_cast<std::uint16_t>(size),
+                  static_cast<std::uint16_t>(offset | kChainedOffset)});
   }
 
   /// Pushes each lane's staged datagrams, wakes its processing thread if it sleeps, and counts
@@ -97,6 +102,12 @@ class LaneDispatch {
   }
 
  private:
+  std::size_t lane_of(std::uint32_t slot, std::uint32_t offset, std::uint32_t size) noexcept {
+    if (route_key_ == nullptr) return 0;
+    return route_key_(PacketView{pool_.data(slot) + offset, size, &pool_.source(slot)}) %
+           lanes_.size();
+  }
+
   void drop(std::uint32_t slot) noexcept {
     if (release_segment(pool_, slot)) free_.push_back(slot);
   }

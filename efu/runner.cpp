@@ -97,7 +97,8 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.xdp_receiver.batch_size = s.receiver.batch_size;
   s.xdp_receiver.max_datagram = s.receiver.max_datagram;
   s.xdp_receiver.verify_checksums = v.get_bool("verify-checksums");
-  s.xdp_receiver.in_place = xdp::parse_in_place(v.get_string("xdp-in-place"));
+  const bool in_place = xdp::parse_in_place(v.get_string("xdp-in-place"));
+  s.xdp_receiver.in_place = s.af_xdp && in_place;  // the pool is an AF_XDP socket's UMEM
   s.cpu = parse_cpu_plan(v.get_string("cpu"));
   s.threads = static_cast<unsigned>(v.get_int("processing-threads", 1, 64));
   if (!s.cpu.proc.empty()) {

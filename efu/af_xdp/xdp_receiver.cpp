@@ -279,7 +279,11 @@ void XdpReceiver::take_in_place(std::uint32_t first, std::uint32_t descs) {
   }
   pool_.source(slot) = packet_source(f, ifindex_);
   const auto offset = static_cast<std::uint32_t>(head.addr & ~frame_mask_) + f.payload_offset;
-  dispatch_.stage(slot, chain != nullptr ? (offset | kChainedOffset) : offset, f.payload_size);
+  if (chain != nullptr) {
+    dispatch_.stage_chained(slot, offset, chain->size[0], f.payload_size);
+  } else {
+    dispatch_.stage(slot, offset, f.payload_size);
+  }
   packets_.add();
   bytes_.add(f.payload_size);
 }

@@ -262,8 +262,9 @@ def check_accounting(stats: dict, sent: int, skipped: int, wire: int, label: str
 def case_ipv4(a, nets: Namespaces, tmp: Path) -> None:
     print("== IPv4, --bind to one address: 8972 B, 64 B, fragmented; ping and other traffic")
     failures_before = len(failures)
-    efu = Efu(a, nets, tmp, "ipv4", ["--bind", RX4, "--verify-payload", "on"], ring=1024,
-              frames=1024)
+    # Two processing threads: each datagram, chained ones too, is routed by the plugin's key.
+    efu = Efu(a, nets, tmp, "ipv4", ["--bind", RX4, "--verify-payload", "on",
+                                     "--processing-threads", "2"], ring=1024, frames=1024)
     wire_before = nets.wire_drops()
     multi_buffer = "multi-buffer frames" in efu.startup
     print("  " + next(l for l in efu.startup.splitlines() if "af_xdp: " + RX_IF in l))
