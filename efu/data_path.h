@@ -17,8 +17,8 @@ namespace efu {
 /// before the push that publishes it (the ring's release/acquire orders it) and changes it only
 /// after the head slot has come back.
 struct SlotChain {
-  static constexpr unsigned kMaxPieces =
-      17;                    // the kernel's limit for one frame (MAX_SKB_FRAGS + 1)
+  // The kernel's limit of buffers for one frame (MAX_SKB_FRAGS + 1).
+  static constexpr unsigned kMaxPieces = 17;
   std::uint32_t pieces = 0;  // 0 or 1: not a chain
   std::uint32_t slot[kMaxPieces];
   std::uint16_t offset[kMaxPieces];

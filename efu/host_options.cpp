@@ -28,7 +28,7 @@ constexpr OptionSpec kHostOptions[] = {
      "af_xdp: socket mode: auto (zero-copy, else copy), zero-copy or copy"},
     {"xdp-frames", OptionType::kInt, "4096",
      "af_xdp: the fill and rx ring sizes (a power of two): the burst the kernel holds for efu"},
-    {"xdp-in-place", OptionType::kString, "on",
+    {"xdp-in-place", OptionType::kBool, "on",
      "af_xdp: on: the pipelines read each payload in the UMEM frames the kernel wrote (a jumbo "
      "datagram's frames are gathered on its processing thread); off: the receive thread copies "
      "each payload into a pool slot"},

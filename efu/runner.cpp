@@ -97,8 +97,8 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.xdp_receiver.batch_size = s.receiver.batch_size;
   s.xdp_receiver.max_datagram = s.receiver.max_datagram;
   s.xdp_receiver.verify_checksums = v.get_bool("verify-checksums");
-  const bool in_place = xdp::parse_in_place(v.get_string("xdp-in-place"));
-  s.xdp_receiver.in_place = s.af_xdp && in_place;  // the pool is an AF_XDP socket's UMEM
+  // The pool is an AF_XDP socket's UMEM: only with that backend.
+  s.xdp_receiver.in_place = s.af_xdp && v.get_bool("xdp-in-place");
   s.cpu = parse_cpu_plan(v.get_string("cpu"));
   s.threads = static_cast<unsigned>(v.get_int("processing-threads", 1, 64));
   if (!s.cpu.proc.empty()) {
@@ -503,7 +503,8 @@ int run(int argc, const char* const* argv) {
   try {
     for (unsigned r = 0; r < receivers; ++r) {
       if (settings.xdp_receiver.in_place) {
-        pools.emplace_back(xdp_socket->umem_frames(), xdp_socket->frame_size(), xdp_socket->umem());
+        pools.emplace_back(xdp_socket->umem_frames(), xdp::XdpSocket::kFrameSize,
+                           xdp_socket->umem());
       } else {
         pools.emplace_back(pool_slots, slot_size);
       }

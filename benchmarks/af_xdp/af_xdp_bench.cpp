@@ -327,8 +327,9 @@ constexpr std::size_t kPoolSlots = pool_slots_needed(1, kRingCapacity, kBatch, k
 /// pool is that socket's UMEM.
 struct EfuDataPath {
   explicit EfuDataPath(int consumer_cpu, xdp::XdpSocket* umem = nullptr)
-      : pool(umem != nullptr ? PacketPool(umem->umem_frames(), umem->frame_size(), umem->umem())
-                             : PacketPool(kPoolSlots, kMaxDatagram)),
+      : pool(umem != nullptr
+                 ? PacketPool(umem->umem_frames(), xdp::XdpSocket::kFrameSize, umem->umem())
+                 : PacketPool(kPoolSlots, kMaxDatagram)),
         lane(kRingCapacity, pool) {
     std::memset(pool.data(0), 0, pool.slots() * pool.slot_size());  // no page faults when timed
     consumer = std::make_unique<Consumer>(lane, consumer_cpu);
@@ -426,7 +427,7 @@ class XdpBarePath final : public Path {
     std::uint64_t& datagrams = taken_;
     for (std::uint32_t i = 0; i < n; ++i) {
       const xdp_desc* d = xsk_ring_cons__rx_desc(&socket_.rx(), index + i);
-      addrs_[i] = d->addr & ~static_cast<std::uint64_t>(socket_.frame_size() - 1);
+      addrs_[i] = d->addr & ~static_cast<std::uint64_t>(xdp::XdpSocket::kFrameSize - 1);
       if (parse_ && !in_frame_) {
         const std::span<const std::uint8_t> head(socket_.umem() + d->addr, d->len);
         payload_bytes_ += xdp::parse_frame(head, 65535, socket_.filter()).payload_size;

@@ -13,7 +13,6 @@
 #include <string>
 #include <thread>
 
-#include "efu/errors.h"
 #include "lane_dispatch.h"
 
 // Newer than the kernel headers of Debian 12 (6.1); the kernel's ABI from 6.6 on.
@@ -25,6 +24,9 @@ namespace efu::xdp {
 namespace {
 constexpr std::uint64_t kCounterUpdateNs = 100'000'000;
 constexpr std::uint64_t kDrainAtStopNs = 1'000'000'000;
+// A UMEM address's frame (slot) and its offset in the frame.
+constexpr unsigned kFrameShift = std::countr_zero(XdpSocket::kFrameSize);
+constexpr std::uint64_t kFrameMask = ~static_cast<std::uint64_t>(XdpSocket::kFrameSize - 1);
 
 std::uint64_t steady_now_ns() noexcept {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -32,12 +34,6 @@ std::uint64_t steady_now_ns() noexcept {
                                         .count());
 }
 }  // namespace
-
-bool parse_in_place(const std::string& text) {
-  if (text == "on") return true;
-  if (text == "off") return false;
-  throw ConfigError("--xdp-in-place: '" + text + "' is not a mode; expected on or off");
-}
 
 PacketSource packet_source(const ParsedFrame& frame, unsigned ifindex) noexcept {
   PacketSource s{};
@@ -63,8 +59,6 @@ XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, Pac
       filter_(socket.filter()),
       umem_(socket.umem()),
       ifindex_(socket.ifindex()),
-      frame_mask_(~static_cast<std::uint64_t>(socket.frame_size() - 1)),
-      frame_shift_(static_cast<unsigned>(std::countr_zero(socket.frame_size()))),
       packets_(counters.counter("receive.packets")),
       bytes_(counters.counter("receive.bytes")),
       truncated_(counters.counter("receive.truncated")),
@@ -88,7 +82,7 @@ XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, Pac
   used_frames_.reserve(static_cast<std::size_t>(config.batch_size) * 17 + 17);
   kernel_seen_ = socket_.read_counters();  // counts from before efu's socket existed are not ours
   if (config_.in_place) {
-    if (pool_.data(0) != umem_ || pool_.slot_size() != socket_.frame_size() ||
+    if (pool_.data(0) != umem_ || pool_.slot_size() != XdpSocket::kFrameSize ||
         pool_.slots() != socket_.umem_frames()) {
       throw std::logic_error("XdpReceiver: in place needs the socket's UMEM as its pool");
     }
@@ -124,7 +118,7 @@ void XdpReceiver::take_frame(std::uint32_t first, std::uint32_t descs) {
   std::uint32_t frame_size = 0;
   for (std::uint32_t i = 0; i < descs; ++i) {
     const xdp_desc* d = xsk_ring_cons__rx_desc(&rx, first + i);
-    used_frames_.push_back(d->addr & frame_mask_);
+    used_frames_.push_back(d->addr & kFrameMask);
     frame_size += d->len;
   }
   frames_.add();
@@ -184,7 +178,7 @@ void XdpReceiver::refill() {
   xsk_ring_prod__reserve(&fill, n, &index);  // n <= room entries are free: cannot fail
   for (std::uint32_t k = 0; k < n; ++k) {
     *xsk_ring_prod__fill_addr(&fill, index + k) = static_cast<std::uint64_t>(refill_[k])
-                                                  << frame_shift_;
+                                                  << kFrameShift;
   }
   xsk_ring_prod__submit(&fill, n);
   if (xsk_ring_prod__needs_wakeup(&fill)) socket_.wake_up();
@@ -225,7 +219,7 @@ std::uint32_t XdpReceiver::for_each_frame(std::uint32_t want, TakeFrame&& take) 
 void XdpReceiver::take_in_place(std::uint32_t first, std::uint32_t descs) {
   xsk_ring_cons& rx = socket_.rx();
   const xdp_desc& head = *xsk_ring_cons__rx_desc(&rx, first);
-  const auto slot = static_cast<std::uint32_t>(head.addr >> frame_shift_);
+  const auto slot = static_cast<std::uint32_t>(head.addr >> kFrameShift);
   std::uint32_t frame_len = 0;
   for (std::uint32_t k = 0; k < descs; ++k)
     frame_len += xsk_ring_cons__rx_desc(&rx, first + k)->len;
@@ -247,8 +241,8 @@ void XdpReceiver::take_in_place(std::uint32_t first, std::uint32_t descs) {
       const xdp_desc* d = xsk_ring_cons__rx_desc(&rx, first + k);
       const std::uint32_t skip = k == 0 ? f.payload_offset : 0;
       const std::uint32_t size = std::min(left, d->len - skip);
-      chain->slot[k] = static_cast<std::uint32_t>(d->addr >> frame_shift_);
-      chain->offset[k] = static_cast<std::uint16_t>((d->addr & ~frame_mask_) + skip);
+      chain->slot[k] = static_cast<std::uint32_t>(d->addr >> kFrameShift);
+      chain->offset[k] = static_cast<std::uint16_t>((d->addr & ~kFrameMask) + skip);
       chain->size[k] = static_cast<std::uint16_t>(size);
       left -= size;
     }
@@ -273,12 +267,12 @@ void XdpReceiver::take_in_place(std::uint32_t first, std::uint32_t descs) {
     if (chain != nullptr) chain->pieces = 0;
     for (std::uint32_t k = 0; k < descs; ++k) {
       dispatch_.give_back(
-          static_cast<std::uint32_t>(xsk_ring_cons__rx_desc(&rx, first + k)->addr >> frame_shift_));
+          static_cast<std::uint32_t>(xsk_ring_cons__rx_desc(&rx, first + k)->addr >> kFrameShift));
     }
     return;
   }
   pool_.source(slot) = packet_source(f, ifindex_);
-  const auto offset = static_cast<std::uint32_t>(head.addr & ~frame_mask_) + f.payload_offset;
+  const auto offset = static_cast<std::uint32_t>(head.addr & ~kFrameMask) + f.payload_offset;
   if (chain != nullptr) {
     dispatch_.stage_chained(slot, offset, chain->size[0], f.payload_size);
   } else {

@@ -24,7 +24,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "af_xdp/frame_parser.h"
@@ -37,13 +36,10 @@
 
 namespace efu::xdp {
 
-/// Parses --xdp-in-place (on or off); throws ConfigError naming the option and the values.
-bool parse_in_place(const std::string& text);
-
-/// How many UMEM frames (4 KiB, 3840 B of frame after the kernel's headroom) a datagram of
-/// `max_datagram` bytes needs at most, with its Ethernet (one VLAN tag), IPv6 and UDP headers.
+/// How many UMEM frames a datagram of `max_datagram` bytes needs at most, with its Ethernet
+/// (one VLAN tag), IPv6 and UDP headers.
 constexpr std::uint32_t frames_per_datagram(std::uint32_t max_datagram) noexcept {
-  return (max_datagram + 18 + 40 + 8 + 3839) / 3840;
+  return (max_datagram + 18 + 40 + 8 + XdpSocket::kFrameData - 1) / XdpSocket::kFrameData;
 }
 
 struct XdpReceiverConfig {
@@ -108,8 +104,6 @@ class XdpReceiver {
   FrameFilter filter_;
   std::uint8_t* umem_;
   unsigned ifindex_;
-  std::uint64_t frame_mask_;
-  unsigned frame_shift_;
 
   std::vector<std::uint64_t> used_frames_;  // this pass's frames, for the fill ring
   std::vector<SlotChain> chains_;           // in place: by head slot, read by the lanes' threads

@@ -163,11 +163,6 @@ XdpSocket::XdpSocket(const XdpSocketConfig& config) {
     throw ConfigError("--queue: " + std::to_string(config.queue) + " is not a receive queue of '" +
                       config.interface + "'; expected 0.." + std::to_string(queues - 1));
   }
-  if (config.frame_size != 2048 && config.frame_size != 4096) {
-    throw ConfigError("af_xdp: UMEM frame size " + std::to_string(config.frame_size) +
-                      " is not valid; expected 2048 or 4096 (the kernel allows no frame larger "
-                      "than a page)");
-  }
   if (config.umem_frames != 0 && config.umem_frames < config.frames) {
     throw ConfigError("af_xdp: " + std::to_string(config.umem_frames) +
                       " UMEM frames are fewer than the fill ring's " +
@@ -176,8 +171,7 @@ XdpSocket::XdpSocket(const XdpSocketConfig& config) {
   check_capabilities();
   frames_ = config.frames;
   umem_frames_ = config.umem_frames != 0 ? config.umem_frames : config.frames;
-  frame_size_ = config.frame_size;
-  frame_capacity_ = frame_size_ - XDP_PACKET_HEADROOM;
+  frame_capacity_ = kFrameData;
   try {
     create_umem(config);
     create_socket(config);
@@ -196,13 +190,13 @@ XdpSocket::XdpSocket(const XdpSocketConfig& config) {
                     : "single-buffer frames (datagrams up to " +
                           std::to_string(frame_capacity_ - 14 - 20 - 8) + " B on IPv4, " +
                           std::to_string(frame_capacity_ - 14 - 40 - 8) + " B on IPv6)",
-      umem_frames_, frame_size_, frames_);
+      umem_frames_, kFrameSize, frames_);
 }
 
 XdpSocket::~XdpSocket() { release(); }
 
 void XdpSocket::create_umem(const XdpSocketConfig& config) {
-  umem_bytes_ = static_cast<std::size_t>(umem_frames_) * frame_size_;
+  umem_bytes_ = static_cast<std::size_t>(umem_frames_) * kFrameSize;
   check_memlock(umem_bytes_);
   void* area = mmap(nullptr, umem_bytes_, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -214,7 +208,7 @@ void XdpSocket::create_umem(const XdpSocketConfig& config) {
   xsk_umem_config cfg{};
   cfg.fill_size = config.frames;
   cfg.comp_size = kCompletionRingSize;
-  cfg.frame_size = frame_size_;
+  cfg.frame_size = kFrameSize;
   cfg.frame_headroom = 0;
   cfg.flags = 0;
   if (const int rc = xsk_umem__create(&umem_, umem_area_, umem_bytes_, &fill_, &completion_, &cfg);
@@ -293,7 +287,7 @@ void XdpSocket::create_socket(const XdpSocketConfig& config) {
                       " frames; expected a power of two");
   }
   for (std::uint32_t i = 0; i < frames_; ++i) {
-    *xsk_ring_prod__fill_addr(&fill_, index + i) = static_cast<std::uint64_t>(i) * frame_size_;
+    *xsk_ring_prod__fill_addr(&fill_, index + i) = static_cast<std::uint64_t>(i) * kFrameSize;
   }
   xsk_ring_prod__submit(&fill_, frames_);
 }

@@ -24,7 +24,6 @@ struct XdpSocketConfig {
   BindMode bind = BindMode::kAuto;        // auto: zero-copy, else copy
   unsigned frames = 4096;                 // the fill and rx ring sizes (a power of two)
   unsigned umem_frames = 0;               // UMEM frames, >= frames; 0: as many as `frames`
-  std::uint32_t frame_size = 4096;        // UMEM frame size: 2048 or 4096 (at most a page)
   bool prefill = true;  // the first `frames` frames go on the fill ring; else the user fills it
   int port = 9000;
   std::string bind_address = "0.0.0.0";  // any IPv4 (0.0.0.0), any IPv4/IPv6 (::), or one address
@@ -49,6 +48,11 @@ struct XdpKernelCounters {
 /// support) when any step fails.
 class XdpSocket {
  public:
+  /// A UMEM frame: a page, the largest the kernel allows. The kernel writes a frame's bytes
+  /// after its 256 B headroom (XDP_PACKET_HEADROOM), so one holds kFrameData bytes of a frame.
+  static constexpr std::uint32_t kFrameSize = 4096;
+  static constexpr std::uint32_t kFrameData = kFrameSize - 256;
+
   explicit XdpSocket(const XdpSocketConfig& config);
   ~XdpSocket();
   XdpSocket(const XdpSocket&) = delete;
@@ -59,7 +63,6 @@ class XdpSocket {
   std::uint8_t* umem() const noexcept { return umem_area_; }
   unsigned frames() const noexcept { return frames_; }  // the fill and rx ring sizes
   unsigned umem_frames() const noexcept { return umem_frames_; }
-  std::uint32_t frame_size() const noexcept { return frame_size_; }
   bool zero_copy() const noexcept { return zero_copy_; }
   bool native() const noexcept { return native_; }
   bool multi_buffer() const noexcept { return multi_buffer_; }
@@ -89,7 +92,6 @@ class XdpSocket {
   int ifindex_ = 0;
   unsigned frames_ = 0;
   unsigned umem_frames_ = 0;
-  std::uint32_t frame_size_ = 0;
   std::uint8_t* umem_area_ = nullptr;
   std::size_t umem_bytes_ = 0;
   xsk_umem* umem_ = nullptr;
