@@ -15,8 +15,9 @@
 
 namespace efu {
 namespace {
-// Per message: the cumulative drop count (SO_RXQ_OVFL, u32) and the GRO segment size (int).
-constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(std::uint32_t)) + CMSG_SPACE(sizeof(int));
+// Per message, with UDP GRO only: the segment size (int). Without GRO the kernel is asked for no
+// control data at all (kernel drops come from SO_MEMINFO: poll_kernel_drops()).
+constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(int));
 // At stop, what the drain could not take is read and discarded, bounded in count.
 constexpr std::uint64_t kMaxDiscardAtStop = 10'000'000;
 }  // namespace
@@ -29,7 +30,7 @@ Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::
           std::min<std::size_t>(receive_slot_size(config), pool.slot_size()))),
       messages_(config.batch_size),
       iovecs_(config.batch_size),
-      control_(config.batch_size * kControlSpace),
+      control_(config.gro ? config.batch_size * kControlSpace : 0),
       want_(config.batch_size),
       packets_(counters.counter("receive.packets")),
       bytes_(counters.counter("receive.bytes")),
@@ -50,32 +51,51 @@ Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::
     h = msghdr{};
     h.msg_iov = &iovecs_[i];
     h.msg_iovlen = 1;
-    h.msg_control = control_.data() + i * kControlSpace;
+    if (config.gro) {
+      h.msg_control = control_.data() + i * kControlSpace;
+      h.msg_controllen = kControlSpace;
+    }
     // Without config.sender, msg_name stays null: the kernel skips the address, and the pool's
     // sources stay the unknown sender (AF_UNSPEC) they were made as.
   }
 }
 
-void Receiver::handle_kernel_drops(const msghdr& h, std::uint32_t& gro_size) noexcept {
+std::uint32_t Receiver::gro_segment_size(const msghdr& h) noexcept {
   for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(const_cast<msghdr*>(&h), c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-      std::uint32_t drops = 0;
-      std::memcpy(&drops, CMSG_DATA(c), sizeof(drops));
-      // A cumulative per-socket count: add what is new since the last datagram that had it.
-      if (drops != kernel_drops_seen_) {
-        dropped_kernel_.add(static_cast<std::uint32_t>(drops - kernel_drops_seen_));
-        kernel_drops_seen_ = drops;
-      }
-    } else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
       int size = 0;
       std::memcpy(&size, CMSG_DATA(c), sizeof(size));
-      gro_size = size > 0 ? static_cast<std::uint32_t>(size) : 0;
+      return size > 0 ? static_cast<std::uint32_t>(size) : 0;
     }
+  }
+  return 0;
+}
+
+void Receiver::poll_kernel_drops() noexcept {
+  std::uint32_t drops = 0;
+  if (read_socket_kernel_drops(fd_, drops) != 0) {
+    poll_failures_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // Only a change is stored: the receive thread reads this line every call, and an unchanged
+  // line stays in its cache.
+  if (kernel_drops_polled_.load(std::memory_order_relaxed) != drops) {
+    kernel_drops_polled_.store(drops, std::memory_order_relaxed);
+  }
+}
+
+void Receiver::count_kernel_drops(std::uint32_t total) noexcept {
+  // A cumulative 32-bit count: add what is new since the last one counted (wrapping).
+  if (total != kernel_drops_seen_) {
+    dropped_kernel_.add(static_cast<std::uint32_t>(total - kernel_drops_seen_));
+    kernel_drops_seen_ = total;
   }
 }
 
 int Receiver::receive_batch(bool dont_wait) {
   dispatch_.reclaim();
+  // The kernel's drops as last polled: a relaxed load of a line that changes only with them.
+  count_kernel_drops(kernel_drops_polled_.load(std::memory_order_relaxed));
   const unsigned want = static_cast<unsigned>(std::min<std::size_t>(want_, dispatch_.free_slots()));
   if (want == 0) {
     // Cannot happen with a pool sized by pool_slots_needed(); counted in case it ever does.
@@ -94,7 +114,7 @@ int Receiver::receive_batch(bool dont_wait) {
       h.msg_name = &pool.source(slot).v6;  // the kernel writes the sender here: no extra copy
       h.msg_namelen = sizeof(sockaddr_in6);
     }
-    h.msg_controllen = kControlSpace;
+    if (config_.gro) h.msg_controllen = kControlSpace;
   }
   const int n =
       recvmmsg(fd_, messages_.data(), want, dont_wait ? MSG_DONTWAIT : MSG_WAITFORONE, nullptr);
@@ -110,10 +130,8 @@ int Receiver::receive_batch(bool dont_wait) {
     message_bytes += messages_[i].msg_len;
     const std::uint32_t slot = dispatch_.take();  // the slots recvmmsg filled, in order
     const msghdr& h = messages_[i].msg_hdr;
-    std::uint32_t gro_size = 0;
-    // With UDP GRO every message has its segment size. Without it only the drop count comes in
-    // control data, and that is cumulative: the last message's is read after the loop.
-    if (config_.gro) handle_kernel_drops(h, gro_size);
+    // With UDP GRO every message has its segment size in control data.
+    const std::uint32_t gro_size = config_.gro ? gro_segment_size(h) : 0;
     const std::uint32_t size = messages_[i].msg_len;
     if ((h.msg_flags & MSG_TRUNC) != 0) {
       truncated_.add();
@@ -151,10 +169,6 @@ int Receiver::receive_batch(bool dont_wait) {
     ++datagrams;
     byte_count += size;
   }
-  if (!config_.gro) {
-    std::uint32_t no_gro = 0;
-    handle_kernel_drops(messages_[n - 1].msg_hdr, no_gro);
-  }
   packets_.add(datagrams);
   bytes_.add(byte_count);
   dispatch_.push();
@@ -190,14 +204,15 @@ std::uint64_t Receiver::discard_remaining() noexcept {
       h = msghdr{};
       h.msg_iov = &iov;
       h.msg_iovlen = 1;
-      h.msg_control = control.data() + std::size_t{i} * kControlSpace;
-      h.msg_controllen = kControlSpace;
+      if (config_.gro) {
+        h.msg_control = control.data() + std::size_t{i} * kControlSpace;
+        h.msg_controllen = kControlSpace;
+      }
     }
     const int n = recvmmsg(fd_, m.data(), kMessages, MSG_DONTWAIT | MSG_TRUNC, nullptr);
     if (n <= 0) break;
     for (int i = 0; i < n; ++i) {
-      std::uint32_t gro_size = 0;
-      handle_kernel_drops(m[i].msg_hdr, gro_size);
+      const std::uint32_t gro_size = config_.gro ? gro_segment_size(m[i].msg_hdr) : 0;
       const std::uint32_t size = m[i].msg_len;
       discarded += gro_size != 0 && size > gro_size ? (size + gro_size - 1) / gro_size : 1;
     }
@@ -212,13 +227,13 @@ void Receiver::finish() {
     if (receive_batch(true) < 0) break;  // the socket is empty
   }
   dropped_at_stop_.add(discard_remaining());
-  // Drops after the last datagram that carried SO_RXQ_OVFL are only in the kernel's count.
-  const std::int64_t total = socket_kernel_drops(fd_);
-  if (total >= 0) {
-    const auto unreported =
-        static_cast<std::uint32_t>(static_cast<std::uint32_t>(total) - kernel_drops_seen_);
-    dropped_kernel_.add(unreported);
-    kernel_drops_seen_ = static_cast<std::uint32_t>(total);
+  // The kernel's final drop count, read now rather than at the last poll, so drops since then
+  // are counted too.
+  std::uint32_t total = 0;
+  if (read_socket_kernel_drops(fd_, total) == 0) {
+    count_kernel_drops(total);
+  } else {
+    poll_failures_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 

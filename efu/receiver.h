@@ -75,12 +75,23 @@ class Receiver {
   }
 
   /// At stop: receives what is still in the socket buffer (for up to the drain timeout), counts
-  /// whatever is left after that as receive.dropped.at_stop, and adds the kernel's drops that no
-  /// datagram reported (from /proc/net/udp), so the final counts are complete.
+  /// whatever is left after that as receive.dropped.at_stop, and reads the socket's kernel drop
+  /// count once more, so the final counts are complete.
   void finish();
 
+  /// Reads the socket's kernel drop count (one getsockopt(SO_MEMINFO)) for the receive thread,
+  /// which adds what is new to receive.dropped.kernel at its next call. Any thread: the host's
+  /// stats thread calls it every 100 ms, so the receive thread makes no syscall for it (and the
+  /// kernel writes no control message per datagram, as SO_RXQ_OVFL would have it do).
+  void poll_kernel_drops() noexcept;
+  /// How many of those reads failed (the socket is the receiver's own: expected 0).
+  std::uint64_t poll_failures() const noexcept {
+    return poll_failures_.load(std::memory_order_relaxed);
+  }
+
  private:
-  void handle_kernel_drops(const msghdr& h, std::uint32_t& gro_size) noexcept;
+  static std::uint32_t gro_segment_size(const msghdr& h) noexcept;
+  void count_kernel_drops(std::uint32_t total) noexcept;
   std::uint64_t discard_remaining() noexcept;
 
   int fd_;
@@ -89,9 +100,13 @@ class Receiver {
 
   std::vector<mmsghdr> messages_;
   std::vector<iovec> iovecs_;
-  std::vector<std::uint8_t> control_;       // per message: SO_RXQ_OVFL and UDP_GRO cmsgs
-  unsigned want_;                           // messages the next call asks for (batch_bytes)
-  std::uint32_t kernel_drops_seen_ = 0;
+  std::vector<std::uint8_t> control_;    // per message, with GRO only: the UDP_GRO cmsg
+  unsigned want_;                        // messages the next call asks for (batch_bytes)
+  std::uint32_t kernel_drops_seen_ = 0;  // the socket's drop total counted so far
+  // The socket's drop total as poll_kernel_drops() last read it: written by the poller, read
+  // by the receive thread (relaxed: a count, it orders nothing). Its own line.
+  alignas(64) std::atomic<std::uint32_t> kernel_drops_polled_{0};
+  std::atomic<std::uint64_t> poll_failures_{0};
 
   Counter& packets_;
   Counter& bytes_;

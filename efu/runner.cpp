@@ -594,7 +594,18 @@ int run(int argc, const char* const* argv) {
       t.ring_full->set(c.dropped_ring_full);
     }
   });
-  publisher.set_poll([&] { outputs->poll(); });
+  // Kernel drops: each socket's count read every poll period (100 ms) here, off the receive
+  // threads, which add what is new at their next call (Receiver::poll_kernel_drops).
+  Counter& drop_reads_failed = counters.counter("receive.kernel_drop_reads_failed");
+  publisher.add_gauge_updater([&] {
+    std::uint64_t failed = 0;
+    for (const Receiver& r : socket_receivers) failed += r.poll_failures();
+    drop_reads_failed.set(failed);
+  });
+  publisher.set_poll([&] {
+    outputs->poll();
+    for (Receiver& r : socket_receivers) r.poll_kernel_drops();
+  });
   OperatorInterfaces ops(settings.ops, counters, publisher);
   counters.freeze();
 

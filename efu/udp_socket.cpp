@@ -1,18 +1,17 @@
 #include "udp_socket.h"
 
 #include <arpa/inet.h>
+#include <linux/sock_diag.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -60,23 +59,20 @@ void require_sockopt(int fd, int level, int name, const void* value, socklen_t s
 
 }  // namespace
 
-std::int64_t socket_kernel_drops(int fd) {
-  struct stat st {};
-  if (fstat(fd, &st) != 0) return -1;
-  for (const char* table : {"/proc/self/net/udp", "/proc/self/net/udp6"}) {
-    std::ifstream in(table);
-    std::string line;
-    std::getline(in, line);  // header
-    while (std::getline(in, line)) {
-      // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ref pointer drops
-      std::istringstream fields(line);
-      std::string f[13];
-      for (auto& x : f) fields >> x;
-      if (!fields) continue;
-      if (f[9] == std::to_string(st.st_ino)) return std::stoll(f[12]);
-    }
-  }
-  return -1;
+int read_socket_kernel_drops(int fd, std::uint32_t& drops) noexcept {
+  // SO_MEMINFO fills as many of the kernel's SK_MEMINFO_VARS values as the buffer holds; the
+  // drop count is one of them (sk_drops, what /proc/net/udp shows as "drops").
+  std::uint32_t meminfo[SK_MEMINFO_VARS] = {};
+  socklen_t len = sizeof(meminfo);
+  if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, meminfo, &len) != 0) return errno;
+  if (len < (SK_MEMINFO_DROPS + 1) * sizeof(std::uint32_t)) return ENOPROTOOPT;
+  drops = meminfo[SK_MEMINFO_DROPS];
+  return 0;
+}
+
+std::int64_t socket_kernel_drops(int fd) noexcept {
+  std::uint32_t drops = 0;
+  return read_socket_kernel_drops(fd, drops) == 0 ? std::int64_t{drops} : -1;
 }
 
 UdpSocket::UdpSocket(const UdpSocketConfig& config) {
@@ -148,9 +144,16 @@ UdpSocket::UdpSocket(const UdpSocketConfig& config) {
         "sysctl -w net.core.rmem_max={}",
         granted_rcvbuf_, read_rmem_max(), config.rcvbuf_bytes);
   }
-  // Kernel drops for this socket arrive as a cumulative count in each datagram's control data.
-  require_sockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one), "SO_RXQ_OVFL",
-                  "expected a kernel that reports socket drops (else they go uncounted)");
+  // Kernel drops are read from the socket's SO_MEMINFO (Receiver::poll_kernel_drops), not
+  // asked for per datagram with SO_RXQ_OVFL, which costs the kernel a control message check on
+  // every datagram (docs/host.md "Kernel drops"). It must work: without it drops go uncounted.
+  std::uint32_t drops = 0;
+  if (const int err = read_socket_kernel_drops(fd_, drops); err != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    throw ConfigError(std::string("receive: getsockopt(SO_MEMINFO) failed: ") + std::strerror(err) +
+                      "; expected a kernel that reports socket drops (else they go uncounted)");
+  }
   timeval tv{};
   tv.tv_sec = config.receive_timeout_ms / 1000;
   tv.tv_usec = (config.receive_timeout_ms % 1000) * 1000;

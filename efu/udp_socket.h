@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace efu {
@@ -16,10 +17,12 @@ struct UdpSocketConfig {
   bool gro = false;              // UDP_GRO: the kernel coalesces datagrams of one flow
 };
 
-/// The kernel's count of datagrams a UDP socket dropped (the drops column of /proc/net/udp or
-/// udp6 for its inode), or -1 if it cannot be read. SO_RXQ_OVFL reports drops only with a later
-/// datagram; this closes the account at stop.
-std::int64_t socket_kernel_drops(int fd);
+/// The kernel's count of datagrams a UDP socket dropped because its buffer was full
+/// (SO_MEMINFO's SK_MEMINFO_DROPS, the drops column of /proc/net/udp): cumulative since the
+/// socket was made, 32 bits that wrap. 0 and `drops` set, or the errno of the failure.
+int read_socket_kernel_drops(int fd, std::uint32_t& drops) noexcept;
+/// The same, or -1 if it cannot be read.
+std::int64_t socket_kernel_drops(int fd) noexcept;
 
 /// A bound UDP socket. Throws ConfigError when the address is bad or bind() fails (port in use,
 /// permission denied).

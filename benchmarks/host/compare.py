@@ -2,7 +2,7 @@
 """Runs ring_bench and receive_bench with repetitions and prints efu-vs-reference ratios.
 
     compare.py [--bin DIR] [--repetitions N] [--min-time S] [--pin] [--json-dir DIR]
-               [--receive-only] [--reuse-json]
+               [--receive-only] [--reuse-json] [--filter REGEX]
 
 Both binaries run with interleaved, randomly ordered repetitions so that load from other
 processes on a shared machine falls on both sides of a ratio alike. Figures are the medians over
@@ -15,8 +15,10 @@ import os
 import subprocess
 import sys
 
+PARTIAL = False  # --filter: some benchmarks were not run
 
-def run(binary, repetitions, min_time, out_path, reuse=False):
+
+def run(binary, repetitions, min_time, out_path, reuse=False, bench_filter=None):
     if reuse:  # --reuse-json: the figures of an earlier run, printed again
         with open(out_path, encoding="utf-8") as f:
             return json.load(f)
@@ -29,6 +31,8 @@ def run(binary, repetitions, min_time, out_path, reuse=False):
         f"--benchmark_out={out_path}",
         "--benchmark_out_format=json",
     ]
+    if bench_filter:
+        cmd.append(f"--benchmark_filter={bench_filter}")
     print("+", " ".join(cmd), file=sys.stderr, flush=True)
     subprocess.run(cmd, check=True, stdout=sys.stderr)
     with open(out_path, encoding="utf-8") as f:
@@ -46,9 +50,15 @@ def medians(report):
     return out
 
 
+class Missing(Exception):
+    """A row's benchmark was not run (--filter)."""
+
+
 def pick(results, prefix):
     """The one result whose run name starts with `prefix` (the packet count Arg may change)."""
     found = [v for k, v in results.items() if k.startswith(prefix)]
+    if not found and PARTIAL:
+        raise Missing(prefix)
     if len(found) != 1:
         sys.exit(f"compare: expected one result named {prefix}*, found {len(found)}")
     return found[0]
@@ -66,7 +76,14 @@ def main():
     p.add_argument("--receive-only", action="store_true", help="skip ring_bench")
     p.add_argument("--reuse-json", action="store_true",
                    help="do not run: print the results in --json-dir again")
+    p.add_argument("--filter", default=None,
+                   help="run only the receive_bench benchmarks matching this regex (with "
+                        "--receive-only); rows whose benchmarks did not run are left out, e.g. "
+                        "'drain/(baseline|baseline_rxq_ovfl|efu_nosender|efu_nosender_cold|"
+                        "efu_inline)/payload:(64|8972)/gso:0' for the plain path's figures")
     a = p.parse_args()
+    global PARTIAL
+    PARTIAL = a.filter is not None
     os.makedirs(a.json_dir, exist_ok=True)
 
     if a.pin:
@@ -77,81 +94,82 @@ def main():
         run(os.path.join(a.bin, "ring_bench"), a.repetitions, a.min_time,
             os.path.join(a.json_dir, "ring_bench.json"), a.reuse_json))
     recv = medians(run(os.path.join(a.bin, "receive_bench"), a.repetitions, a.min_time,
-                       os.path.join(a.json_dir, "receive_bench.json"), a.reuse_json))
+                       os.path.join(a.json_dir, "receive_bench.json"), a.reuse_json, a.filter))
 
     load_after = os.getloadavg()[0]
 
     rows = []
+
+    def add(name, e_prefix, b_prefix, key, results=None):
+        """A row: `key` of the benchmark named e_prefix* against that of b_prefix*."""
+        results = recv if results is None else results
+        try:
+            rows.append((name, pick(results, e_prefix)[key], pick(results, b_prefix)[key]))
+        except Missing:
+            pass
+
+    rate, cpu = "items_per_second", "rx_cpu_ns_per_pkt"
     for mode in ("single", "bulk64") if ring else ():
-        e, b = ring[f"ring/{mode}/efu"], ring[f"ring/{mode}/boost"]
-        rows.append((f"ring {mode} items/s", e["items_per_second"], b["items_per_second"]))
+        add(f"ring {mode} items/s", f"ring/{mode}/efu", f"ring/{mode}/boost", rate, ring)
     for payload in (64, 8972):
-        e = pick(recv, f"receive/efu/payload:{payload}/")
-        b = pick(recv, f"receive/baseline/payload:{payload}/")
-        rows.append((f"rx {payload} B pkts/s", e["items_per_second"], b["items_per_second"]))
-        rows.append((f"rx {payload} B rx cpu ns/pkt", e["rx_cpu_ns_per_pkt"],
-                     b["rx_cpu_ns_per_pkt"]))
-        rows.append((f"rx {payload} B pkts/call", e["pkts_per_call"], b["pkts_per_call"]))
+        e, b = f"receive/efu/payload:{payload}/", f"receive/baseline/payload:{payload}/"
+        add(f"rx {payload} B pkts/s", e, b, rate)
+        add(f"rx {payload} B rx cpu ns/pkt", e, b, cpu)
+        add(f"rx {payload} B pkts/call", e, b, "pkts_per_call")
     # Drain mode: a full socket queue every call, so the receive path's own cost and top rate.
     for payload in (64, 1472, 8972):
-        e = pick(recv, f"drain/efu/payload:{payload}/gso:0")
-        b = pick(recv, f"drain/baseline/payload:{payload}/gso:0")
-        rows.append((f"drain {payload} B pkts/s", e["items_per_second"], b["items_per_second"]))
-        rows.append((f"drain {payload} B rx cpu ns/pkt", e["rx_cpu_ns_per_pkt"],
-                     b["rx_cpu_ns_per_pkt"]))
+        b = f"drain/baseline/payload:{payload}/gso:0"
+        e = f"drain/efu/payload:{payload}/gso:0"
+        add(f"drain {payload} B pkts/s", e, b, rate)
+        add(f"drain {payload} B rx cpu ns/pkt", e, b, cpu)
         # Where efu's extra cost goes: the bare loop asking for the sender's address too, and
         # that plus cycling through a pool as large as efu's.
-        n = pick(recv, f"drain/baseline_name/payload:{payload}")
-        c = pick(recv, f"drain/baseline_name_cycle/payload:{payload}")
-        rows.append((f"drain {payload} B bare+address ns/pkt", n["rx_cpu_ns_per_pkt"],
-                     b["rx_cpu_ns_per_pkt"]))
-        rows.append((f"drain {payload} B bare+addr+pool ns/pkt", c["rx_cpu_ns_per_pkt"],
-                     b["rx_cpu_ns_per_pkt"]))
-        rows.append((f"drain {payload} B efu vs bare+addr+pool", e["rx_cpu_ns_per_pkt"],
-                     c["rx_cpu_ns_per_pkt"]))
+        add(f"drain {payload} B bare+address ns/pkt", f"drain/baseline_name/payload:{payload}", b,
+            cpu)
+        add(f"drain {payload} B bare+addr+pool ns/pkt",
+            f"drain/baseline_name_cycle/payload:{payload}", b, cpu)
+        add(f"drain {payload} B efu vs bare+addr+pool", e,
+            f"drain/baseline_name_cycle/payload:{payload}", cpu)
         # A plugin with uses_source = false (the ESS detectors): no sender asked for.
-        q = pick(recv, f"drain/efu_nosender/payload:{payload}")
-        rows.append((f"drain {payload} B no-sender pkts/s", q["items_per_second"],
-                     b["items_per_second"]))
-        rows.append((f"drain {payload} B no-sender ns/pkt", q["rx_cpu_ns_per_pkt"],
-                     b["rx_cpu_ns_per_pkt"]))
+        q = f"drain/efu_nosender/payload:{payload}"
+        add(f"drain {payload} B no-sender pkts/s", q, b, rate)
+        add(f"drain {payload} B no-sender ns/pkt", q, b, cpu)
+        # The same when each burst finds the processing thread asleep (its wake-up included).
+        c = f"drain/efu_nosender_cold/payload:{payload}"
+        add(f"drain {payload} B no-sender, cold pkts/s", c, b, rate)
+        add(f"drain {payload} B no-sender, cold ns/pkt", c, b, cpu)
+        # The bare loop with SO_RXQ_OVFL and control buffers (efu's receiver until it read
+        # drops with SO_MEMINFO): what that cost it.
+        add(f"drain {payload} B bare+SO_RXQ_OVFL ns/pkt",
+            f"drain/baseline_rxq_ovfl/payload:{payload}", b, cpu)
         # What --batch-bytes changed: the same with 64 datagrams per call whatever their size.
-        u = pick(recv, f"drain/efu_nosender_unbounded/payload:{payload}")
-        rows.append((f"drain {payload} B no-sender, batch-bytes 0 pkts/s",
-                     u["items_per_second"], b["items_per_second"]))
-        rows.append((f"drain {payload} B no-sender, batch-bytes 0 ns/pkt",
-                     u["rx_cpu_ns_per_pkt"], b["rx_cpu_ns_per_pkt"]))
+        u = f"drain/efu_nosender_unbounded/payload:{payload}"
+        add(f"drain {payload} B no-sender, batch-bytes 0 pkts/s", u, b, rate)
+        add(f"drain {payload} B no-sender, batch-bytes 0 ns/pkt", u, b, cpu)
         # A consumer that naps instead of waiting as efu's processing thread does.
-        w = pick(recv, f"drain/efu_nosender_nap/payload:{payload}")
-        rows.append((f"drain {payload} B no-sender, napping consumer ns/pkt",
-                     w["rx_cpu_ns_per_pkt"], b["rx_cpu_ns_per_pkt"]))
+        add(f"drain {payload} B no-sender, napping consumer ns/pkt",
+            f"drain/efu_nosender_nap/payload:{payload}", b, cpu)
         # efu's receive code alone (no hand-off to another core), and the bare loop writing 2
         # and 4 batches of slots in turn instead of 1 (the footprint that a hand-off brings).
-        i = pick(recv, f"drain/efu_inline/payload:{payload}")
-        rows.append((f"drain {payload} B efu code alone ns/pkt", i["rx_cpu_ns_per_pkt"],
-                     b["rx_cpu_ns_per_pkt"]))
+        add(f"drain {payload} B efu code alone ns/pkt", f"drain/efu_inline/payload:{payload}", b,
+            cpu)
         for k in (2, 4):
-            c = pick(recv, f"drain/baseline_cycle{k}/payload:{payload}")
-            rows.append((f"drain {payload} B bare, {k} batches of slots ns/pkt",
-                         c["rx_cpu_ns_per_pkt"], b["rx_cpu_ns_per_pkt"]))
+            add(f"drain {payload} B bare, {k} batches of slots ns/pkt",
+                f"drain/baseline_cycle{k}/payload:{payload}", b, cpu)
     # UDP GRO: efu --gro on against the bare receiver without GRO, both fed by a GSO sender.
     for payload in (64, 1472, 8972):
-        e = pick(recv, f"drain/efu_gro/payload:{payload}/gso:1")
-        b = pick(recv, f"drain/baseline/payload:{payload}/gso:1")
-        rows.append((f"gro {payload} B pkts/s", e["items_per_second"], b["items_per_second"]))
-        rows.append((f"gro {payload} B rx cpu ns/pkt", e["rx_cpu_ns_per_pkt"],
-                     b["rx_cpu_ns_per_pkt"]))
-        u = pick(recv, f"drain/efu_gro_unbounded/payload:{payload}/gso:1")
-        rows.append((f"gro {payload} B batch-bytes 0 ns/pkt", u["rx_cpu_ns_per_pkt"],
-                     b["rx_cpu_ns_per_pkt"]))
+        b = f"drain/baseline/payload:{payload}/gso:1"
+        e = f"drain/efu_gro/payload:{payload}/gso:1"
+        add(f"gro {payload} B pkts/s", e, b, rate)
+        add(f"gro {payload} B rx cpu ns/pkt", e, b, cpu)
+        add(f"gro {payload} B batch-bytes 0 ns/pkt",
+            f"drain/efu_gro_unbounded/payload:{payload}/gso:1", b, cpu)
     # Several receive threads: aggregate drain rate of 2 against 1 (reference = 1 thread).
     for payload in (64, 8972):
-        two = pick(recv, f"drain_threads/efu/payload:{payload}/threads:2")
-        one = pick(recv, f"drain_threads/efu/payload:{payload}/threads:1")
-        rows.append((f"rx-threads {payload} B 2 vs 1 pkts/s", two["items_per_second"],
-                     one["items_per_second"]))
-        rows.append((f"rx-threads {payload} B 2 vs 1 ns/pkt", two["rx_cpu_ns_per_pkt"],
-                     one["rx_cpu_ns_per_pkt"]))
+        two = f"drain_threads/efu/payload:{payload}/threads:2"
+        one = f"drain_threads/efu/payload:{payload}/threads:1"
+        add(f"rx-threads {payload} B 2 vs 1 pkts/s", two, one, rate)
+        add(f"rx-threads {payload} B 2 vs 1 ns/pkt", two, one, cpu)
 
     # The machine may be shared: the load says how much the figures can be trusted.
     print(f"\nmedians of {a.repetitions} repetitions (efu vs boost / recvmmsg-only baseline; "
@@ -163,7 +181,10 @@ def main():
         print(f"{name:<44} {e:>14.4g} {r:>14.4g} {e / r:>8.3f}")
     for mode in ("receive", "drain"):
         for payload in (64, 8972):
-            e = pick(recv, f"{mode}/efu/payload:{payload}/")
+            try:
+                e = pick(recv, f"{mode}/efu/payload:{payload}/")
+            except Missing:
+                continue
             print(f"{mode} efu {payload} B: consumer cpu ns/pkt "
                   f"{e['consumer_cpu_ns_per_pkt']:.4g}, ring-full drops {e['ring_full_drops']:.0f}")
 

@@ -5,24 +5,29 @@
 //
 // Design:
 //  - Per benchmark run: a UdpSocket on 127.0.0.1 port 0 (efu's own socket setup: SO_RCVBUF,
-//    SO_RXQ_OVFL, 100 ms SO_RCVTIMEO) and a sender thread with its own socket that sendmmsg()s
+//    100 ms SO_RCVTIMEO) and a sender thread with its own socket that sendmmsg()s
 //    batches of 64 datagrams of the payload size (Arg) as fast as it can, until the run is over.
 //  - The benchmark thread is the receiver. Each iteration receives kPacketsPerIteration packets
 //    (a batch may overshoot by < 64; the exact total is what is reported), bounded by
 //    kIterationTimeout so a stalled sender cannot hang it. Loss needs no special handling:
 //    packets the kernel drops are simply not received, and the sender keeps going until the
-//    receiver has its count. Kernel drops are reported from SO_RXQ_OVFL.
+//    receiver has its count. Kernel drops are reported from the socket's SO_MEMINFO.
 //  - On loopback the sender (which also does the kernel's delivery work in its own context) is
 //    usually the bottleneck, so packets/s mostly measures the sender. The figure that isolates
 //    the receiver is rx_cpu_ns_per_pkt: the receiving thread's CLOCK_THREAD_CPUTIME_ID over the
 //    timed loop divided by the packets it received. pkts_per_call explains differences in it: a
 //    receiver that outruns the sender gets smaller batches and pays more syscalls per packet.
-//  - Both paths pass the same control buffers, so the kernel does the same SO_RXQ_OVFL work.
+//  - Neither path asks for control data (efu reads kernel drops with SO_MEMINFO off the receive
+//    thread), so the kernel does the same work for both. drain/baseline_rxq_ovfl is the bare loop
+//    with SO_RXQ_OVFL and control buffers, as efu's receiver was before: what that cost.
 //  - Both pools are touched before timing, so page faults on first use are not measured.
 //  - Streaming, the efu path's consumer thread naps when the ring is empty instead of spinning,
 //    so on a 2-core machine it does not steal the sender's or the receiver's CPU. Draining (no
 //    sender runs while the receiver is timed) it waits as efu's processing thread does: spin,
-//    then sleep until the receiver's push wakes it. Its own CPU per packet is reported
+//    then sleep until the receiver's push wakes it; before each timed drain it is woken with
+//    timing paused (NoopConsumer::prime), so the drain starts with it spinning, as a processing
+//    thread is while datagrams keep coming. drain/efu_nosender_cold leaves it asleep: a burst
+//    after an idle time, whose push must wake it. Its own CPU per packet is reported
 //    separately (consumer_cpu_ns_per_pkt); it is not in rx_cpu_ns_per_pkt.
 //  - Optional pinning: EFU_RX_CPUS=sender,receiver,consumer (e.g. 0,1,0).
 //  - A second mode, drain/*, fills the socket queue with timing paused and times draining it:
@@ -286,7 +291,9 @@ bool receive_packets(std::uint64_t target, Path& path, RunTotals& totals) {
 ///  kSlots: the buffers it receives into. More than one batch (kBatch): into the next slots of
 ///   that many, round robin, instead of the same 64 every call: the memory footprint of handing
 ///   slots to another thread and getting them back later, without the hand-off itself.
-template <bool kName, std::size_t kSlots = kBatch>
+///  kRxqOvfl: the socket has SO_RXQ_OVFL and every message a control buffer for its drop count
+///   (efu's receiver until it read drops with SO_MEMINFO instead).
+template <bool kName, std::size_t kSlots = kBatch, bool kRxqOvfl = false>
 class BaselinePathT {
   static constexpr bool kCycle = kSlots > kBatch;
 
@@ -299,17 +306,25 @@ class BaselinePathT {
         pool_(kSlots, kMaxDatagram),
         messages_(kBatch),
         iovecs_(kBatch),
-        control_(kBatch * kControlSpace) {
+        control_(kRxqOvfl ? kBatch * kControlSpace : 0) {
     // Same buffers as efu's receiver: slots of a PacketPool with the same slot size. One batch
     // of slots, reused every call: the least any receiver can do.
     touch(pool_);
+    if (kRxqOvfl) {
+      const int one = 1;
+      if (setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)) != 0) {
+        throw std::runtime_error(std::string("setsockopt(SO_RXQ_OVFL): ") + std::strerror(errno));
+      }
+    }
     for (unsigned i = 0; i < kBatch; ++i) {
       iovecs_[i] = iovec{pool_.data(i), kMaxDatagram};
       messages_[i].msg_hdr = msghdr{};
       messages_[i].msg_hdr.msg_iov = &iovecs_[i];
       messages_[i].msg_hdr.msg_iovlen = 1;
-      messages_[i].msg_hdr.msg_control = control_.data() + i * kControlSpace;
-      messages_[i].msg_hdr.msg_controllen = kControlSpace;
+      if (kRxqOvfl) {
+        messages_[i].msg_hdr.msg_control = control_.data() + i * kControlSpace;
+        messages_[i].msg_hdr.msg_controllen = kControlSpace;
+      }
       if (kName) messages_[i].msg_hdr.msg_name = &pool_.source(i).v6;
     }
   }
@@ -318,7 +333,7 @@ class BaselinePathT {
     // The kernel writes back msg_controllen (and msg_namelen): give the used headers their
     // space again.
     for (unsigned i = 0; i < last_n_; ++i) {
-      messages_[i].msg_hdr.msg_controllen = kControlSpace;
+      if (kRxqOvfl) messages_[i].msg_hdr.msg_controllen = kControlSpace;
       if (kName) messages_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in6);
     }
     if (kCycle) {
@@ -335,17 +350,25 @@ class BaselinePathT {
     }
     last_n_ = static_cast<unsigned>(n);
     for (int i = 0; i < n; ++i) wrong_size_ += messages_[i].msg_len != payload_;
-    // The drop count is cumulative per socket: the last datagram's value is enough.
-    msghdr& h = messages_[last_n_ - 1].msg_hdr;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-        std::memcpy(&kernel_drops_, CMSG_DATA(c), sizeof(kernel_drops_));
+    if (kRxqOvfl) {
+      // The drop count is cumulative per socket: the last datagram's value is enough. Read as
+      // efu's receiver read it (the figure reported comes from kernel_drops()).
+      msghdr& h = messages_[last_n_ - 1].msg_hdr;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+          std::memcpy(&rxq_ovfl_drops_, CMSG_DATA(c), sizeof(rxq_ovfl_drops_));
+        }
       }
     }
     return last_n_;
   }
 
-  std::uint64_t kernel_drops() const noexcept { return kernel_drops_; }
+  /// The socket's drop count (SO_MEMINFO), read outside the timed part.
+  std::uint64_t kernel_drops() const {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, socket_kernel_drops(fd_)));
+  }
+
+  void prime() {}  // no consumer to wake
 
   /// After the timed part: path-specific checks.
   void finish(benchmark::State& state) {
@@ -362,10 +385,11 @@ class BaselinePathT {
   unsigned last_n_ = kBatch;
   std::uint32_t next_ = 0;  // kCycle: the first slot of this call's batch
   std::uint64_t wrong_size_ = 0;
-  std::uint32_t kernel_drops_ = 0;
+  std::uint32_t rxq_ovfl_drops_ = 0;
 };
 
 using BaselinePath = BaselinePathT<false>;
+using BaselineRxqOvflPath = BaselinePathT<false, kBatch, true>;
 using BaselineNamePath = BaselinePathT<true>;
 // As many slots as efu's pool for one processing thread has.
 using BaselineNameCyclePath =
@@ -399,6 +423,20 @@ class NoopConsumer {
   std::uint64_t wrong_size() const noexcept { return wrong_size_; }
   std::uint64_t lost_returns() const noexcept { return lost_returns_; }
   std::uint64_t cpu_ns() const noexcept { return cpu_ns_; }
+
+  /// Drain, with timing paused: wakes the consumer if it sleeps and has it spin again, as a
+  /// processing thread does while datagrams keep coming (its spin outlasts the gap between
+  /// two receive calls), so the timed drain does not start with a wake-up; returns once the
+  /// consumer has seen it. The drain/*_cold variants skip this: their bursts find it asleep.
+  void prime() {
+    if (wait_ != ConsumerWait::kLikeProcessor) return;
+    primed_.store(true, std::memory_order_release);
+    wakeup_.notify();
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(1);
+    while (primed_.load(std::memory_order_acquire) && Clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+  }
 
   /// kInline, on the receive thread: takes everything in the lane and hands the slots back.
   void take_all() noexcept {
@@ -449,12 +487,17 @@ class NoopConsumer {
         if (empty_polls++ == 0 && spin_until == Clock::time_point{}) {
           spin_until = now + kProcessorSpin;
         }
+        if (primed_.load(std::memory_order_acquire)) {  // prime(): spin as after work
+          spin_until = now + kProcessorSpin;
+          primed_.store(false, std::memory_order_release);
+        }
         if (now < spin_until) {
           if (empty_polls % 64 == 0) std::this_thread::yield();
           continue;
         }
         wakeup_.sleep(1'000'000, [&] {
-          return !lane_.packets.empty() || input_done_.load(std::memory_order_acquire);
+          return !lane_.packets.empty() || input_done_.load(std::memory_order_acquire) ||
+                 primed_.load(std::memory_order_acquire);
         });
         continue;
       }
@@ -471,6 +514,7 @@ class NoopConsumer {
   ConsumerWait wait_;
   Wakeup wakeup_;
   std::atomic<bool> input_done_{false};
+  std::atomic<bool> primed_{false};
   // Written by the consumer thread (or, kInline, the receive thread), read after join(): no
   // atomics needed.
   std::uint64_t packets_ = 0;
@@ -502,9 +546,9 @@ class EfuPathT {
  public:
   static constexpr bool kGroSocket = kGro;
   // Pool and ring sized as efu's runner does for one processing thread.
-  EfuPathT(int fd, std::size_t payload, const Pinning& pins,
-           ConsumerWait wait = ConsumerWait::kNap)
-      : pool_(pool_slots_needed(1, kRingCapacity, kBatch, kBatch),
+  EfuPathT(int fd, std::size_t payload, const Pinning& pins, ConsumerWait wait = ConsumerWait::kNap)
+      : fd_(fd),
+        pool_(pool_slots_needed(1, kRingCapacity, kBatch, kBatch),
               receive_slot_size(receiver_config(kGro))),
         lane_(kRingCapacity, pool_),
         receiver_(fd,
@@ -516,6 +560,9 @@ class EfuPathT {
     counters_.freeze();
   }
 
+  /// Before a timed drain (see NoopConsumer::prime).
+  void prime() { consumer_.prime(); }
+
   /// Datagrams received by one receive_batch() call.
   std::uint64_t receive_batch() {
     const std::uint64_t before = receiver_.own_counters().packets;
@@ -523,7 +570,11 @@ class EfuPathT {
     if (inline_) consumer_.take_all();
     return receiver_.own_counters().packets - before;
   }
-  std::uint64_t kernel_drops() const { return counters_.value("receive.dropped.kernel"); }
+  /// The socket's drop count (SO_MEMINFO; in efu the stats thread polls it for the counter),
+  /// read outside the timed part.
+  std::uint64_t kernel_drops() const {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, socket_kernel_drops(fd_)));
+  }
 
   void finish(benchmark::State& state) {
     consumer_.stop();
@@ -541,6 +592,7 @@ class EfuPathT {
   }
 
  private:
+  int fd_;
   CounterRegistry counters_;
   PacketPool pool_;
   Lane lane_;
@@ -594,7 +646,7 @@ void receive_stream(benchmark::State& state) {
 /// of wake-ups. The burst stays below the ring capacity, so the efu path cannot drop on a full
 /// ring even if its consumer does not run during the drain. The efu path's consumer waits as
 /// efu's processing thread does (no sender competes for the CPU while the drain is timed).
-template <typename Path, ConsumerWait kWait = ConsumerWait::kLikeProcessor>
+template <typename Path, ConsumerWait kWait = ConsumerWait::kLikeProcessor, bool kPrime = true>
 void receive_drain(benchmark::State& state) {
   const std::size_t payload = static_cast<std::size_t>(state.range(0));
   const bool gso = state.range(1) != 0;  // the burst is sent as UDP GSO buffers
@@ -633,6 +685,7 @@ void receive_drain(benchmark::State& state) {
       done += static_cast<std::uint64_t>(n);
       sent += static_cast<std::uint64_t>(n);
     }
+    if (kPrime) path.prime();
     state.ResumeTiming();
     const std::uint64_t cpu_before = thread_cpu_ns();
     std::uint64_t got = 0;
@@ -765,6 +818,11 @@ void register_all() {
   add_drain("drain/efu_nosender_nap", receive_drain<EfuNoSenderPath, ConsumerWait::kNap>, false);
   // efu's receive code alone: the lane emptied on the receive thread, no hand-off.
   add_drain("drain/efu_inline", receive_drain<EfuNoSenderPath, ConsumerWait::kInline>, false);
+  // The same with the consumer asleep when each burst starts (it sleeps while the next burst is
+  // sent): the receive thread's push then wakes it, and the first calls of the burst write
+  // slots it has not given back yet. The cost of a burst after an idle time.
+  add_drain("drain/efu_nosender_cold",
+            receive_drain<EfuNoSenderPath, ConsumerWait::kLikeProcessor, false>, false);
   // Where the plain path's extra cost goes: the sender's address (a bare loop that asks for it
   // too), that plus cycling through a pool as large as efu's, and the bare loop writing 2 or 4
   // batches of slots in turn (see BaselinePathT).
@@ -772,6 +830,9 @@ void register_all() {
   add_drain("drain/baseline_name_cycle", receive_drain<BaselineNameCyclePath>, false);
   add_drain("drain/baseline_cycle2", receive_drain<BaselineCycle2Path>, false);
   add_drain("drain/baseline_cycle4", receive_drain<BaselineCycle4Path>, false);
+  // The bare loop with SO_RXQ_OVFL and a control buffer per message: the kernel work efu's
+  // receiver did for its drop count before it read SO_MEMINFO instead.
+  add_drain("drain/baseline_rxq_ovfl", receive_drain<BaselineRxqOvflPath>, false);
   benchmark::RegisterBenchmark("drain_threads/efu", receive_drain_threads)
       ->ArgNames({"payload", "threads"})
       ->Args({64, 1})
@@ -781,9 +842,9 @@ void register_all() {
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
   // UDP GRO with efu's default --batch-bytes and with --batch-bytes 0.
-  for (const auto& [name, fn] : {std::pair{"drain/efu_gro", &receive_drain<EfuGroPath>},
-                                 std::pair{"drain/efu_gro_unbounded",
-                                           &receive_drain<EfuGroUnboundedPath>}}) {
+  for (const auto& [name, fn] :
+       {std::pair{"drain/efu_gro", &receive_drain<EfuGroPath>},
+        std::pair{"drain/efu_gro_unbounded", &receive_drain<EfuGroUnboundedPath>}}) {
     benchmark::RegisterBenchmark(name, fn)
         ->ArgNames({"payload", "gso"})
         ->Args({64, 1})

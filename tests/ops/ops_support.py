@@ -174,8 +174,8 @@ class Client:
 
 
 class Traffic:
-    """efu-udpgen to efu's UDP port, then empty datagrams that make the kernel report any drop
-    (SO_RXQ_OVFL arrives with the next datagram), so that afterwards
+    """efu-udpgen to efu's UDP port, then a few empty datagrams (receive.dropped.empty), so that
+    in efu's final stats (which read the socket's kernel drop count at stop)
     sent == receive.packets + receive.dropped.kernel + receive.dropped.empty + receive.truncated."""
 
     EMPTIES = 3

@@ -1,7 +1,7 @@
 """Integration tests of efu --module udp with efu-udpgen on 127.0.0.1 (no Kafka: --broker none).
 
-  efu_udp_integration.py clean-link|skip-every|sweep-short|gso-gro|receive-threads|gro-overflow
-                         --port P
+  efu_udp_integration.py clean-link|skip-every|sweep-short|gso-gro|receive-threads|gro-overflow|
+                         live-kernel-drops --port P
 
 Environment: EFU_BUILD_DIR (bin/efu, bin/efu-udpgen), EFU_SOURCE_DIR. Exit 0 = pass.
 """
@@ -15,6 +15,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 from pathlib import Path
 
 SOURCE = Path(os.environ.get("EFU_SOURCE_DIR", Path(__file__).resolve().parents[2]))
@@ -321,17 +323,70 @@ def test_gro_overflow(port: int, tmp: Path):
     print(f"datagrams lost {lost} in {kernel} dropped buffer(s)")
 
 
+def prometheus_value(url: str, name: str) -> int | None:
+    """One sample's value from efu's /metrics, or None if it is not there (yet)."""
+    with urllib.request.urlopen(url, timeout=5) as r:
+        for line in r.read().decode().splitlines():
+            # name{labels} value, or name value
+            if line.startswith((name + " ", name + "{")):
+                return int(float(line.rsplit(None, 1)[1]))
+    return None
+
+
+def test_live_kernel_drops(port: int, tmp: Path):
+    # Kernel drops are read from the socket (SO_MEMINFO) by efu's stats thread and counted by
+    # the receive thread: they must show while efu runs, not only in the final stats at stop.
+    # efu is stopped (SIGSTOP) while a burst overflows its small socket buffer, then goes on;
+    # the drop count must reach /metrics with no further datagram sent, and the final stats
+    # must account for every datagram.
+    bins = efu_link.Binaries.find(BUILD)
+    metrics_port = port + 100
+    url = f"http://127.0.0.1:{metrics_port}/metrics"
+    name = "efu_receive_dropped_kernel_total"
+    efu = efu_link.Efu(bins, port, tmp / "stats.json",
+                       ["--rcvbuf", "300000", "--ring-size", "65536",
+                        "--metrics", f"127.0.0.1:{metrics_port}"],
+                       log=tmp / "efu.log")
+    try:
+        efu_link.wait_until(lambda: prometheus_value(url, name) is not None, 20,
+                            "efu's /metrics to list receive.dropped.kernel", efu.proc)
+        check(prometheus_value(url, name) == 0, "no kernel drops before the burst")
+        os.kill(efu.pid, signal.SIGSTOP)
+        try:
+            gen = efu_link.run_udpgen(bins, port, ["--size", "8972", "--count", "2000",
+                                                   "--batch", "16"], timeout_s=60)
+        finally:
+            os.kill(efu.pid, signal.SIGCONT)
+        live = 0
+        deadline = time.monotonic() + 20  # bounded: the count shows within a few stats intervals
+        while time.monotonic() < deadline and live == 0:
+            live = prometheus_value(url, name) or 0
+            time.sleep(0.1)
+        stats = efu.stop(timeout_s=30)
+    except BaseException:
+        efu.kill()
+        print((tmp / "efu.log").read_text()[-3000:])
+        raise
+    print(f"efu-udpgen: {gen}")
+    final = stats.get("receive.dropped.kernel", 0)
+    check(live > 0, f"kernel drops seen in /metrics while efu ran: {live} > 0")
+    check(live <= final, f"the live count {live} <= the final count {final}")
+    check(final == live, f"no datagram was sent after the burst, so nothing was dropped after "
+          f"the live count: final {final} == live {live}")
+    check_loss_accounting(stats, [gen])
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("case", choices=["clean-link", "skip-every", "sweep-short", "gso-gro",
-                                    "receive-threads", "gro-overflow"])
+                                    "receive-threads", "gro-overflow", "live-kernel-drops"])
     p.add_argument("--port", type=int, required=True)
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="udp-it-") as tmp:
         {"clean-link": test_clean_link, "skip-every": test_skip_every,
          "sweep-short": test_sweep_short, "gso-gro": test_gso_gro,
          "receive-threads": test_receive_threads,
-         "gro-overflow": test_gro_overflow}[a.case](a.port, Path(tmp))
+         "gro-overflow": test_gro_overflow, "live-kernel-drops": test_live_kernel_drops}[a.case](a.port, Path(tmp))
     if failures:
         print(f"{len(failures)} check(s) failed")
         return 1
