@@ -42,6 +42,21 @@ def check(condition: bool, message: str):
         failures.append(message)
 
 
+def kill_and_show_log(efu: efu_link.Efu, tmp: Path):
+    """After a failure: efu killed, the end of its log printed."""
+    efu.kill()
+    print((tmp / "efu.log").read_text()[-3000:])
+
+
+def burst_while_stopped(efu: efu_link.Efu, bins, port: int, gen_args: list[str]) -> dict:
+    """An efu-udpgen burst while efu is stopped (SIGSTOP), so its socket buffer overflows."""
+    os.kill(efu.pid, signal.SIGSTOP)
+    try:
+        return efu_link.run_udpgen(bins, port, gen_args, timeout_s=60)
+    finally:
+        os.kill(efu.pid, signal.SIGCONT)
+
+
 def run_efu_and_gen(port: int, gen_args: list[str], tmp: Path,
                     efu_extra: list[str] = ()) -> tuple[dict, dict]:
     bins = efu_link.Binaries.find(BUILD)
@@ -51,8 +66,7 @@ def run_efu_and_gen(port: int, gen_args: list[str], tmp: Path,
         gen = efu_link.run_udpgen(bins, port, gen_args + GEN_SMOOTH, timeout_s=120)
         stats = efu.stop(timeout_s=30)
     except BaseException:
-        efu.kill()
-        print((tmp / "efu.log").read_text()[-3000:])
+        kill_and_show_log(efu, tmp)
         raise
     print(f"efu-udpgen: {gen}")
     print("efu stats: " + ", ".join(f"{k}={v}" for k, v in sorted(stats.items())
@@ -303,16 +317,10 @@ def test_gro_overflow(port: int, tmp: Path):
                        ["--gro", "on", "--rcvbuf", "300000", "--ring-size", "65536"],
                        log=tmp / "efu.log")
     try:
-        os.kill(efu.pid, signal.SIGSTOP)
-        try:
-            gen = efu_link.run_udpgen(bins, port, ["--gso", "--size", "8972", "--count", "5000"],
-                                      timeout_s=60)
-        finally:
-            os.kill(efu.pid, signal.SIGCONT)
+        gen = burst_while_stopped(efu, bins, port, ["--gso", "--size", "8972", "--count", "5000"])
         stats = efu.stop(timeout_s=30)
     except BaseException:
-        efu.kill()
-        print((tmp / "efu.log").read_text()[-3000:])
+        kill_and_show_log(efu, tmp)
         raise
     print(f"efu-udpgen: {gen}")
     print("efu stats: " + ", ".join(f"{k}={v}" for k, v in sorted(stats.items())
@@ -351,12 +359,8 @@ def test_live_kernel_drops(port: int, tmp: Path):
         efu_link.wait_until(lambda: prometheus_value(url, name) is not None, 20,
                             "efu's /metrics to list receive.dropped.kernel", efu.proc)
         check(prometheus_value(url, name) == 0, "no kernel drops before the burst")
-        os.kill(efu.pid, signal.SIGSTOP)
-        try:
-            gen = efu_link.run_udpgen(bins, port, ["--size", "8972", "--count", "2000",
-                                                   "--batch", "16"], timeout_s=60)
-        finally:
-            os.kill(efu.pid, signal.SIGCONT)
+        gen = burst_while_stopped(efu, bins, port, ["--size", "8972", "--count", "2000",
+                                                    "--batch", "16"])
         live = 0
         deadline = time.monotonic() + 20  # bounded: the count shows within a few stats intervals
         while time.monotonic() < deadline and live == 0:
@@ -364,8 +368,7 @@ def test_live_kernel_drops(port: int, tmp: Path):
             time.sleep(0.1)
         stats = efu.stop(timeout_s=30)
     except BaseException:
-        efu.kill()
-        print((tmp / "efu.log").read_text()[-3000:])
+        kill_and_show_log(efu, tmp)
         raise
     print(f"efu-udpgen: {gen}")
     final = stats.get("receive.dropped.kernel", 0)
