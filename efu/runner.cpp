@@ -596,7 +596,7 @@ int run(int argc, const char* const* argv) {
   });
   // Kernel drops: each socket's count read every poll period (100 ms) here, off the receive
   // threads, which add what is new at their next call (Receiver::poll_kernel_drops).
-  Counter& drop_reads_failed = counters.counter("receive.kernel_drop_reads_failed");
+  Counter& drop_reads_failed = counters.counter("receive.failed.kernel_drop_reads");
   publisher.add_gauge_updater([&] {
     std::uint64_t failed = 0;
     for (const Receiver& r : socket_receivers) failed += r.poll_failures();
