@@ -283,6 +283,12 @@ bool receive_packets(std::uint64_t target, Path& path, RunTotals& totals) {
   return true;
 }
 
+/// A socket's kernel drop count (SO_MEMINFO; in efu the stats thread polls it for the counter),
+/// 0 if unreadable. Every path reports its drops from it, read outside the timed part.
+std::uint64_t socket_drops(int fd) {
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(0, socket_kernel_drops(fd)));
+}
+
 // ---- baseline: recvmmsg only -------------------------------------------------------------------
 
 /// Variants tell where efu's extra receive cost goes (drain/baseline_name, _cycle*):
@@ -363,10 +369,7 @@ class BaselinePathT {
     return last_n_;
   }
 
-  /// The socket's drop count (SO_MEMINFO), read outside the timed part.
-  std::uint64_t kernel_drops() const {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, socket_kernel_drops(fd_)));
-  }
+  std::uint64_t kernel_drops() const { return socket_drops(fd_); }
 
   void prime() {}  // no consumer to wake
 
@@ -570,11 +573,7 @@ class EfuPathT {
     if (inline_) consumer_.take_all();
     return receiver_.own_counters().packets - before;
   }
-  /// The socket's drop count (SO_MEMINFO; in efu the stats thread polls it for the counter),
-  /// read outside the timed part.
-  std::uint64_t kernel_drops() const {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, socket_kernel_drops(fd_)));
-  }
+  std::uint64_t kernel_drops() const { return socket_drops(fd_); }
 
   void finish(benchmark::State& state) {
     consumer_.stop();
