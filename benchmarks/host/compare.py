@@ -164,6 +164,13 @@ def main():
         add(f"gro {payload} B rx cpu ns/pkt", e, b, cpu)
         add(f"gro {payload} B batch-bytes 0 ns/pkt",
             f"drain/efu_gro_unbounded/payload:{payload}/gso:1", b, cpu)
+        # The bare GRO loop (no hand-off, the same 4 buffers every call): the least any GRO
+        # receiver can cost on this machine, and efu's GRO path against it.
+        g = f"drain/baseline_gro/payload:{payload}/gso:1"
+        add(f"gro {payload} B bare GRO loop ns/pkt", g, b, cpu)
+        add(f"gro {payload} B efu vs bare GRO loop ns/pkt", e, g, cpu)
+        add(f"gro {payload} B no-sender vs bare GRO loop ns/pkt",
+            f"drain/efu_gro_nosender/payload:{payload}/gso:1", g, cpu)
     # Several receive threads: aggregate drain rate of 2 against 1 (reference = 1 thread).
     for payload in (64, 8972):
         two = f"drain_threads/efu/payload:{payload}/threads:2"

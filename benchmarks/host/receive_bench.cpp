@@ -20,6 +20,8 @@
 //  - Neither path asks for control data (efu reads kernel drops with SO_MEMINFO off the receive
 //    thread), so the kernel does the same work for both. drain/baseline_rxq_ovfl is the bare loop
 //    with SO_RXQ_OVFL and control buffers, as efu's receiver was before: what that cost.
+//  - drain/baseline_gro is the bare loop with UDP GRO (BaselineGroPath): the lowest CPU per
+//    datagram any GRO receiver can reach here, against which efu's GRO path is read.
 //  - Both pools are touched before timing, so page faults on first use are not measured.
 //  - Streaming, the efu path's consumer thread naps when the ring is empty instead of spinning,
 //    so on a 2-core machine it does not steal the sender's or the receiver's CPU. Draining (no
@@ -77,7 +79,8 @@ namespace {
 
 constexpr unsigned kBatch = 64;
 constexpr std::uint32_t kMaxDatagram = 9000;
-constexpr std::size_t kRingCapacity = 4096;  // efu's default --ring-size
+constexpr std::size_t kRingCapacity = 4096;        // efu's default --ring-size
+constexpr std::uint64_t kBatchBytes = 256 * 1024;  // efu's default --batch-bytes
 constexpr std::uint64_t kWarmupPackets = 16 * kBatch;
 constexpr auto kIterationTimeout = std::chrono::seconds(10);
 constexpr auto kSenderMaxRunTime = std::chrono::seconds(120);
@@ -402,6 +405,93 @@ using BaselineNameCyclePath =
 using BaselineCycle2Path = BaselinePathT<false, 2 * kBatch>;
 using BaselineCycle4Path = BaselinePathT<false, 4 * kBatch>;
 
+/// The least a UDP GRO receiver can do: a socket with UDP_GRO, recvmmsg into 64 KB buffers,
+/// each message's segment size read from its control data, its datagrams counted and their
+/// sizes checked, nothing else: no hand-off, no per-datagram view, the same first buffers every
+/// call. Each call asks for as many messages as efu's receiver would (its default --batch-bytes
+/// at the last call's mean message size), so both pay the same syscalls. For 9 KB datagrams the
+/// cost is mostly the kernel's copy of the payload: this is the lowest CPU per datagram that any
+/// GRO receiver, efu's included, can reach on this machine (drain/baseline_gro against
+/// drain/baseline, both fed by the same GSO sender).
+class BaselineGroPath {
+ public:
+  static constexpr bool kGroSocket = true;
+  BaselineGroPath(int fd, std::size_t payload, const Pinning& /*pins*/,
+                  ConsumerWait /*no consumer*/ = ConsumerWait::kNap)
+      : fd_(fd),
+        payload_(payload),
+        pool_(kBatch, kGroSlotSize),
+        messages_(kBatch),
+        iovecs_(kBatch),
+        control_(kBatch * kControlSpace) {
+    touch(pool_);
+    for (unsigned i = 0; i < kBatch; ++i) {
+      iovecs_[i] = iovec{pool_.data(i), kGroSlotSize};
+      messages_[i].msg_hdr = msghdr{};
+      messages_[i].msg_hdr.msg_iov = &iovecs_[i];
+      messages_[i].msg_hdr.msg_iovlen = 1;
+      messages_[i].msg_hdr.msg_control = control_.data() + i * kControlSpace;
+    }
+  }
+
+  std::uint64_t receive_batch() noexcept {
+    for (unsigned i = 0; i < want_; ++i) messages_[i].msg_hdr.msg_controllen = kControlSpace;
+    const int n = recvmmsg(fd_, messages_.data(), want_, MSG_WAITFORONE, nullptr);
+    if (n <= 0) return 0;
+    std::uint64_t datagrams = 0;
+    std::uint64_t bytes = 0;
+    for (int i = 0; i < n; ++i) {
+      const std::uint32_t size = messages_[i].msg_len;
+      bytes += size;
+      const std::uint32_t segment = segment_size(messages_[i].msg_hdr);
+      if (segment == 0 || size <= segment) {  // one datagram, not coalesced
+        wrong_size_ += size != payload_;
+        ++datagrams;
+        continue;
+      }
+      // Every datagram of the burst has the payload's size, so a coalesced buffer is a whole
+      // number of them.
+      wrong_size_ += segment != payload_ || size % segment != 0;
+      datagrams += (size + segment - 1) / segment;
+    }
+    // efu's receiver's rule (efu/receiver.cpp): as many messages as fit the byte budget at this
+    // call's mean size.
+    const std::uint64_t mean = std::max<std::uint64_t>(1, bytes / static_cast<unsigned>(n));
+    want_ = static_cast<unsigned>(std::clamp<std::uint64_t>(kBatchBytes / mean, 1, kBatch));
+    return datagrams;
+  }
+
+  std::uint64_t kernel_drops() const { return socket_drops(fd_); }
+
+  void prime() {}  // no consumer to wake
+
+  void finish(benchmark::State& state) {
+    if (wrong_size_ != 0) state.SkipWithError("a datagram had the wrong size");
+  }
+
+ private:
+  /// The UDP_GRO segment size of a message, 0 if it has none.
+  static std::uint32_t segment_size(msghdr& h) noexcept {
+    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
+      if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+        int size = 0;
+        std::memcpy(&size, CMSG_DATA(c), sizeof(size));
+        return size > 0 ? static_cast<std::uint32_t>(size) : 0;
+      }
+    }
+    return 0;
+  }
+
+  int fd_;
+  std::size_t payload_;
+  PacketPool pool_;
+  std::vector<mmsghdr> messages_;
+  std::vector<iovec> iovecs_;
+  std::vector<std::uint8_t> control_;
+  unsigned want_ = kBatch;  // messages the next call asks for
+  std::uint64_t wrong_size_ = 0;
+};
+
 // ---- efu: Receiver -> Lane -> no-op consumer ---------------------------------------------------
 
 /// The processing thread with nothing to process: pops PacketRefs, hands the slots back. With
@@ -605,6 +695,7 @@ using EfuNoSenderPath = EfuPathT<false, false>;
 using EfuNoSenderUnboundedPath = EfuPathT<false, false, false>;
 using EfuGroPath = EfuPathT<true>;
 using EfuGroUnboundedPath = EfuPathT<true, true, false>;
+using EfuGroNoSenderPath = EfuPathT<true, false>;
 
 // ---- the two ways of driving a path
 // --------------------------------------------------------------
@@ -840,9 +931,13 @@ void register_all() {
       ->Args({8972, 2})
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
-  // UDP GRO with efu's default --batch-bytes and with --batch-bytes 0.
+  // UDP GRO: the bare GRO loop (the least any GRO receiver can do; see BaselineGroPath), efu
+  // with its default --batch-bytes, without asking for senders, and with --batch-bytes 0.
   for (const auto& [name, fn] :
-       {std::pair{"drain/efu_gro", &receive_drain<EfuGroPath>},
+       {std::pair{"drain/baseline_gro", &receive_drain<BaselineGroPath>},
+        std::pair{"drain/efu_gro", &receive_drain<EfuGroPath>},
+        // A plugin with uses_source = false (the ESS detector families) with --gro on.
+        std::pair{"drain/efu_gro_nosender", &receive_drain<EfuGroNoSenderPath>},
         std::pair{"drain/efu_gro_unbounded", &receive_drain<EfuGroUnboundedPath>}}) {
     benchmark::RegisterBenchmark(name, fn)
         ->ArgNames({"payload", "gso"})
