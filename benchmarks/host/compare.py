@@ -7,11 +7,14 @@
 Both binaries run with interleaved, randomly ordered repetitions so that load from other
 processes on a shared machine falls on both sides of a ratio alike. Figures are the medians over
 the repetitions. Ratios are efu / reference: for rates above 1 is better for efu, for CPU per
-packet below 1 is better for efu.
+packet below 1 is better for efu. Each ratio has a 95 % bootstrap interval over the
+repetitions: how far this run's noise could move it.
 """
 import argparse
 import json
 import os
+import random
+import statistics
 import subprocess
 import sys
 
@@ -26,7 +29,7 @@ def run(binary, repetitions, min_time, out_path, reuse=False, bench_filter=None)
         binary,
         f"--benchmark_repetitions={repetitions}",
         "--benchmark_enable_random_interleaving=true",
-        "--benchmark_report_aggregates_only=true",
+        "--benchmark_display_aggregates_only=true",  # the JSON keeps every repetition
         f"--benchmark_min_time={min_time}",
         f"--benchmark_out={out_path}",
         "--benchmark_out_format=json",
@@ -40,14 +43,36 @@ def run(binary, repetitions, min_time, out_path, reuse=False, bench_filter=None)
 
 
 def medians(report):
-    """run_name -> median aggregate (items_per_second and the user counters)."""
-    out = {}
+    """run_name -> median aggregate (items_per_second and the user counters), with the
+    repetitions themselves under "_repetitions" (for the interval of each ratio)."""
+    out, reps = {}, {}
     for b in report["benchmarks"]:
         if b.get("error_occurred"):
             sys.exit(f"compare: {b['name']} failed: {b.get('error_message')}")
+        name = b["run_name"].removesuffix("/real_time")
         if b.get("aggregate_name") == "median":
-            out[b["run_name"].removesuffix("/real_time")] = b
+            out[name] = dict(b)
+        elif b.get("run_type") == "iteration":
+            reps.setdefault(name, []).append(b)
+    for name, b in out.items():
+        b["_repetitions"] = reps.get(name, [])
     return out
+
+
+def ratio_interval(e_reps, r_reps, key, resamples=2000):
+    """A 95 % bootstrap interval of median(efu) / median(reference) over the repetitions
+    (seeded: the same JSON prints the same interval), or None without repetitions (JSON of an
+    older compare.py, which kept only the aggregates). It says how far the noise of this run
+    could move the ratio."""
+    e = [b[key] for b in e_reps if key in b]
+    r = [b[key] for b in r_reps if key in b]
+    if len(e) < 3 or len(r) < 3:
+        return None
+    rng = random.Random(12)
+    ratios = sorted(
+        statistics.median(rng.choices(e, k=len(e))) / statistics.median(rng.choices(r, k=len(r)))
+        for _ in range(resamples))
+    return ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1]
 
 
 class Missing(Exception):
@@ -104,7 +129,10 @@ def main():
         """A row: `key` of the benchmark named e_prefix* against that of b_prefix*."""
         results = recv if results is None else results
         try:
-            rows.append((name, pick(results, e_prefix)[key], pick(results, b_prefix)[key]))
+            e, b = pick(results, e_prefix), pick(results, b_prefix)
+            rows.append((name, e[key], b[key],
+                         ratio_interval(e.get("_repetitions", []), b.get("_repetitions", []),
+                                        key)))
         except Missing:
             pass
 
@@ -179,13 +207,17 @@ def main():
         add(f"rx-threads {payload} B 2 vs 1 ns/pkt", two, one, cpu)
 
     # The machine may be shared: the load says how much the figures can be trusted.
-    print(f"\nmedians of {a.repetitions} repetitions (efu vs boost / recvmmsg-only baseline; "
+    # With --reuse-json the count is the JSON's, not this invocation's --repetitions.
+    counts = {b.get("repetitions") for b in list(recv.values()) + list(ring.values())}
+    repetitions = counts.pop() if len(counts) == 1 else a.repetitions
+    print(f"\nmedians of {repetitions} repetitions (efu vs boost / recvmmsg-only baseline; "
           f"see the row names for other pairs); "
           f"1-min load average {load_before:.2f} before, {load_after:.2f} after, "
           f"{os.cpu_count()} CPUs, {'pinned' if a.pin else 'not pinned'}")
-    print(f"{'measure':<44} {'efu':>14} {'reference':>14} {'efu/ref':>8}")
-    for name, e, r in rows:
-        print(f"{name:<44} {e:>14.4g} {r:>14.4g} {e / r:>8.3f}")
+    print(f"{'measure':<44} {'efu':>14} {'reference':>14} {'efu/ref':>8} {'95% interval':>14}")
+    for name, e, r, interval in rows:
+        span = f"{interval[0]:.3f}-{interval[1]:.3f}" if interval else "-"
+        print(f"{name:<44} {e:>14.4g} {r:>14.4g} {e / r:>8.3f} {span:>14}")
     for mode in ("receive", "drain"):
         for payload in (64, 8972):
             try:

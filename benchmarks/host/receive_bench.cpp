@@ -103,6 +103,12 @@ using Clock = std::chrono::steady_clock;
 ///   (drain/efu_inline: efu's receive code alone, no other core, the same slots every call).
 enum class ConsumerWait { kNap, kLikeProcessor, kInline };
 
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 std::uint64_t thread_cpu_ns() noexcept {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -585,7 +591,13 @@ class NoopConsumer {
           primed_.store(false, std::memory_order_release);
         }
         if (now < spin_until) {
-          if (empty_polls % 64 == 0) std::this_thread::yield();
+          // As efu's processing thread spins (efu/processor.cpp): a pause between polls, a
+          // yield every 64.
+          if (empty_polls % 64 == 0) {
+            std::this_thread::yield();
+          } else {
+            cpu_relax();
+          }
           continue;
         }
         wakeup_.sleep(1'000'000, [&] {
