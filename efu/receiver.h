@@ -89,8 +89,11 @@ class Receiver {
     return poll_failures_.load(std::memory_order_relaxed);
   }
 
- private:
+  /// The UDP_GRO segment size in a received message's control data, 0 if it has none (the
+  /// message is one datagram).
   static std::uint32_t gro_segment_size(const msghdr& h) noexcept;
+
+ private:
   void count_kernel_drops(std::uint32_t total) noexcept;
   std::uint64_t discard_remaining() noexcept;
 

@@ -300,6 +300,27 @@ std::uint64_t socket_drops(int fd) {
 
 // ---- baseline: recvmmsg only -------------------------------------------------------------------
 
+/// What the bare loops share: their socket, the payload size every datagram must have, and
+/// what they report besides their counts.
+class BareLoop {
+ public:
+  std::uint64_t kernel_drops() const { return socket_drops(fd_); }
+
+  void prime() {}  // no consumer to wake
+
+  /// After the timed part: path-specific checks.
+  void finish(benchmark::State& state) {
+    if (wrong_size_ != 0) state.SkipWithError("a datagram had the wrong size");
+  }
+
+ protected:
+  BareLoop(int fd, std::size_t payload) : fd_(fd), payload_(payload) {}
+
+  int fd_;
+  std::size_t payload_;
+  std::uint64_t wrong_size_ = 0;
+};
+
 /// Variants tell where efu's extra receive cost goes (drain/baseline_name, _cycle*):
 ///  kName: also ask for each sender's address (msg_name), as efu's receiver does for a plugin
 ///   that reads it.
@@ -309,15 +330,14 @@ std::uint64_t socket_drops(int fd) {
 ///  kRxqOvfl: the socket has SO_RXQ_OVFL and every message a control buffer for its drop count
 ///   (efu's receiver until it read drops with SO_MEMINFO instead).
 template <bool kName, std::size_t kSlots = kBatch, bool kRxqOvfl = false>
-class BaselinePathT {
+class BaselinePathT : public BareLoop {
   static constexpr bool kCycle = kSlots > kBatch;
 
  public:
   static constexpr bool kGroSocket = false;
   BaselinePathT(int fd, std::size_t payload, const Pinning& /*pins*/,
                 ConsumerWait /*no consumer*/ = ConsumerWait::kNap)
-      : fd_(fd),
-        payload_(payload),
+      : BareLoop(fd, payload),
         pool_(kSlots, kMaxDatagram),
         messages_(kBatch),
         iovecs_(kBatch),
@@ -378,25 +398,13 @@ class BaselinePathT {
     return last_n_;
   }
 
-  std::uint64_t kernel_drops() const { return socket_drops(fd_); }
-
-  void prime() {}  // no consumer to wake
-
-  /// After the timed part: path-specific checks.
-  void finish(benchmark::State& state) {
-    if (wrong_size_ != 0) state.SkipWithError("a datagram had the wrong size");
-  }
-
  private:
-  int fd_;
-  std::size_t payload_;
   PacketPool pool_;
   std::vector<mmsghdr> messages_;
   std::vector<iovec> iovecs_;
   std::vector<std::uint8_t> control_;
   unsigned last_n_ = kBatch;
   std::uint32_t next_ = 0;  // kCycle: the first slot of this call's batch
-  std::uint64_t wrong_size_ = 0;
   std::uint32_t rxq_ovfl_drops_ = 0;
 };
 
@@ -419,13 +427,12 @@ using BaselineCycle4Path = BaselinePathT<false, 4 * kBatch>;
 /// cost is mostly the kernel's copy of the payload: this is the lowest CPU per datagram that any
 /// GRO receiver, efu's included, can reach on this machine (drain/baseline_gro against
 /// drain/baseline, both fed by the same GSO sender).
-class BaselineGroPath {
+class BaselineGroPath : public BareLoop {
  public:
   static constexpr bool kGroSocket = true;
   BaselineGroPath(int fd, std::size_t payload, const Pinning& /*pins*/,
                   ConsumerWait /*no consumer*/ = ConsumerWait::kNap)
-      : fd_(fd),
-        payload_(payload),
+      : BareLoop(fd, payload),
         pool_(kBatch, kGroSlotSize),
         messages_(kBatch),
         iovecs_(kBatch),
@@ -449,7 +456,7 @@ class BaselineGroPath {
     for (int i = 0; i < n; ++i) {
       const std::uint32_t size = messages_[i].msg_len;
       bytes += size;
-      const std::uint32_t segment = segment_size(messages_[i].msg_hdr);
+      const std::uint32_t segment = Receiver::gro_segment_size(messages_[i].msg_hdr);
       if (segment == 0 || size <= segment) {  // one datagram, not coalesced
         wrong_size_ += size != payload_;
         ++datagrams;
@@ -467,35 +474,12 @@ class BaselineGroPath {
     return datagrams;
   }
 
-  std::uint64_t kernel_drops() const { return socket_drops(fd_); }
-
-  void prime() {}  // no consumer to wake
-
-  void finish(benchmark::State& state) {
-    if (wrong_size_ != 0) state.SkipWithError("a datagram had the wrong size");
-  }
-
  private:
-  /// The UDP_GRO segment size of a message, 0 if it has none.
-  static std::uint32_t segment_size(msghdr& h) noexcept {
-    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
-      if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-        int size = 0;
-        std::memcpy(&size, CMSG_DATA(c), sizeof(size));
-        return size > 0 ? static_cast<std::uint32_t>(size) : 0;
-      }
-    }
-    return 0;
-  }
-
-  int fd_;
-  std::size_t payload_;
   PacketPool pool_;
   std::vector<mmsghdr> messages_;
   std::vector<iovec> iovecs_;
   std::vector<std::uint8_t> control_;
   unsigned want_ = kBatch;  // messages the next call asks for
-  std::uint64_t wrong_size_ = 0;
 };
 
 // ---- efu: Receiver -> Lane -> no-op consumer ---------------------------------------------------
