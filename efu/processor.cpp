@@ -9,16 +9,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "efu/cpu_relax.h"
 #include "efu/errors.h"
 
 namespace efu {
 namespace {
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 
 // Waiting with nothing to do: after work, spin for a short while (lowest latency; at rates of
 // tens of kHz the next batch arrives within it, so the receive thread never has to wake this

@@ -173,11 +173,8 @@ int Receiver::receive_batch(bool dont_wait) {
   bytes_.add(byte_count);
   dispatch_.push();
   if (config_.batch_bytes != 0) {
-    // As many messages as fit batch_bytes at this call's mean size. The division is once per
-    // call, not per datagram.
-    const std::uint64_t mean = std::max<std::uint64_t>(1, message_bytes / static_cast<unsigned>(n));
-    want_ = static_cast<unsigned>(
-        std::clamp<std::uint64_t>(config_.batch_bytes / mean, 1, config_.batch_size));
+    want_ = messages_within_budget(config_.batch_bytes, message_bytes, static_cast<unsigned>(n),
+                                   config_.batch_size);
   }
   return n;
 }

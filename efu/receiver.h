@@ -5,6 +5,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -34,6 +35,15 @@ struct ReceiverConfig {
 /// coalesces at most 64 datagrams into one (UDP_GRO_CNT_MAX), which sizes the staging.
 inline constexpr std::uint32_t kGroSlotSize = 65535;
 inline constexpr std::uint32_t kMaxGroSegments = 64;
+
+/// The messages the next recvmmsg() call asks for under a byte budget: as many as fit
+/// `batch_bytes` at the mean size of the last call's `n` messages (`bytes` in all), at least one
+/// and at most `batch_size`. Once per call, not per datagram.
+inline unsigned messages_within_budget(std::uint64_t batch_bytes, std::uint64_t bytes, unsigned n,
+                                       unsigned batch_size) noexcept {
+  const std::uint64_t mean = std::max<std::uint64_t>(1, bytes / std::max(n, 1u));
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(batch_bytes / mean, 1, batch_size));
+}
 
 /// The slot size a receive thread's pool needs.
 inline std::uint32_t receive_slot_size(const ReceiverConfig& c) noexcept {

@@ -192,7 +192,7 @@ def main():
         add(f"gro {payload} B rx cpu ns/pkt", e, b, cpu)
         add(f"gro {payload} B batch-bytes 0 ns/pkt",
             f"drain/efu_gro_unbounded/payload:{payload}/gso:1", b, cpu)
-        # The bare GRO loop (no hand-off, the same 4 buffers every call): the least any GRO
+        # The bare GRO loop (no hand-off, the same first buffers every call): the least any GRO
         # receiver can cost on this machine, and efu's GRO path against it.
         g = f"drain/baseline_gro/payload:{payload}/gso:1"
         add(f"gro {payload} B bare GRO loop ns/pkt", g, b, cpu)

@@ -69,6 +69,7 @@
 #include "bench_affinity.h"
 #include "data_path.h"
 #include "efu/counters.h"
+#include "efu/cpu_relax.h"
 #include "efu/packet_pool.h"
 #include "receiver.h"
 #include "udp_socket.h"
@@ -79,8 +80,7 @@ namespace {
 
 constexpr unsigned kBatch = 64;
 constexpr std::uint32_t kMaxDatagram = 9000;
-constexpr std::size_t kRingCapacity = 4096;        // efu's default --ring-size
-constexpr std::uint64_t kBatchBytes = 256 * 1024;  // efu's default --batch-bytes
+constexpr std::size_t kRingCapacity = 4096;  // efu's default --ring-size
 constexpr std::uint64_t kWarmupPackets = 16 * kBatch;
 constexpr auto kIterationTimeout = std::chrono::seconds(10);
 constexpr auto kSenderMaxRunTime = std::chrono::seconds(120);
@@ -102,12 +102,6 @@ using Clock = std::chrono::steady_clock;
 ///  kInline: no consumer thread; the receive thread empties the lane itself after each call
 ///   (drain/efu_inline: efu's receive code alone, no other core, the same slots every call).
 enum class ConsumerWait { kNap, kLikeProcessor, kInline };
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 
 std::uint64_t thread_cpu_ns() noexcept {
   timespec ts{};
@@ -467,10 +461,9 @@ class BaselineGroPath : public BareLoop {
       wrong_size_ += segment != payload_ || size % segment != 0;
       datagrams += (size + segment - 1) / segment;
     }
-    // efu's receiver's rule (efu/receiver.cpp): as many messages as fit the byte budget at this
-    // call's mean size.
-    const std::uint64_t mean = std::max<std::uint64_t>(1, bytes / static_cast<unsigned>(n));
-    want_ = static_cast<unsigned>(std::clamp<std::uint64_t>(kBatchBytes / mean, 1, kBatch));
+    // efu's receiver's rule, with its default --batch-bytes.
+    want_ = messages_within_budget(ReceiverConfig{}.batch_bytes, bytes, static_cast<unsigned>(n),
+                                   kBatch);
     return datagrams;
   }
 

@@ -21,7 +21,6 @@
 #include <sched.h>
 
 #include <atomic>
-#include <boost/lockfree/spsc_queue.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -32,9 +31,10 @@
 #include <thread>
 
 #include <benchmark/benchmark.h>
+#include <boost/lockfree/spsc_queue.hpp>
 
 #include "bench_affinity.h"
-
+#include "efu/cpu_relax.h"
 #include "efu/spsc_ring.h"
 
 namespace efu {
@@ -47,14 +47,6 @@ constexpr unsigned kSpinsPerYield = 1024;
 constexpr auto kMaxRunTime = std::chrono::seconds(60);
 
 using Clock = std::chrono::steady_clock;
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 /// Waiting policy shared by both sides and both queues. Returns false once the run has lasted
 /// kMaxRunTime; the clock is read only every kSpinsPerYield waits to stay off the fast path.
