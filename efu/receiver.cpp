@@ -30,6 +30,7 @@ Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::
           std::min<std::size_t>(receive_slot_size(config), pool.slot_size()))),
       messages_(config.batch_size),
       iovecs_(config.batch_size),
+      rejected_(config.batch_size),
       control_(config.gro ? config.batch_size * kControlSpace : 0),
       want_(config.batch_size),
       packets_(counters.counter("receive.packets")),
@@ -126,6 +127,12 @@ int Receiver::receive_batch(bool dont_wait) {
   std::uint64_t byte_count = 0;
   std::uint64_t datagrams = 0;
   std::uint64_t message_bytes = 0;  // what the kernel copied, rejected messages included
+  // Message i is in the i-th free slot from the top of the stack (peek_free(i) above), so the
+  // slots must be taken in exactly that order. A rejected message's slot is therefore set aside
+  // and given back only after the loop: given back at once, it would be on top of the stack
+  // again, and the next take() would hand the rejected message's bytes to message i + 1 (and
+  // every later message of the batch the bytes of the one before it, the last one's lost).
+  unsigned rejected = 0;
   for (int i = 0; i < n; ++i) {
     message_bytes += messages_[i].msg_len;
     const std::uint32_t slot = dispatch_.take();  // the slots recvmmsg filled, in order
@@ -135,12 +142,12 @@ int Receiver::receive_batch(bool dont_wait) {
     const std::uint32_t size = messages_[i].msg_len;
     if ((h.msg_flags & MSG_TRUNC) != 0) {
       truncated_.add();
-      dispatch_.give_back(slot);
+      rejected_[rejected++] = slot;
       continue;
     }
     if (size == 0) {
       empty_.add();
-      dispatch_.give_back(slot);
+      rejected_[rejected++] = slot;
       continue;
     }
     if (gro_size != 0 && size > gro_size) {
@@ -148,7 +155,7 @@ int Receiver::receive_batch(bool dont_wait) {
       const std::uint32_t segments = (size + gro_size - 1) / gro_size;
       if (gro_size > config_.max_datagram) {  // what the plain path would have truncated
         truncated_.add(segments);
-        dispatch_.give_back(slot);
+        rejected_[rejected++] = slot;
         continue;
       }
       gro_buffers_.add();
@@ -162,13 +169,14 @@ int Receiver::receive_batch(bool dont_wait) {
     }
     if (size > config_.max_datagram) {  // only with GRO's larger slots
       truncated_.add();
-      dispatch_.give_back(slot);
+      rejected_[rejected++] = slot;
       continue;
     }
     dispatch_.stage_single(slot, size);
     ++datagrams;
     byte_count += size;
   }
+  for (unsigned r = 0; r < rejected; ++r) dispatch_.give_back(rejected_[r]);
   packets_.add(datagrams);
   bytes_.add(byte_count);
   dispatch_.push();

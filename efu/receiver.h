@@ -113,6 +113,7 @@ class Receiver {
 
   std::vector<mmsghdr> messages_;
   std::vector<iovec> iovecs_;
+  std::vector<std::uint32_t> rejected_;  // this call's slots of rejected messages (see receive_batch)
   std::vector<std::uint8_t> control_;    // per message, with GRO only: the UDP_GRO cmsg
   unsigned want_;                        // messages the next call asks for (batch_bytes)
   std::uint32_t kernel_drops_seen_ = 0;  // the socket's drop total counted so far

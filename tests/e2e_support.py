@@ -71,7 +71,7 @@ def status_counters(broker, topic, want_packets, proc):
             if msg is not None and not msg.error():
                 latest = json.loads(deserialise_x5f2(msg.value()).status_json)["counters"]
             seen = latest.get("process.packets", 0) + latest.get("receive.dropped.ring_full", 0)
-            if latest.get("process.packets", 0) >= want_packets:
+            if latest.get("process.packets", 0) + host_rejected(latest) >= want_packets:
                 return latest
             if seen != last_seen:
                 last_seen, last_change = seen, time.monotonic()
@@ -83,9 +83,16 @@ def status_counters(broker, topic, want_packets, proc):
 
 
 def host_drops(stats):
-    """Datagrams efu's host lost before a plugin saw them, from its final counters."""
+    """Datagrams efu's host lost before a plugin saw them, from its final counters: any of them
+    may have been a valid packet."""
     return sum(stats.get(name, 0) for name in ("receive.dropped.kernel", "receive.dropped.ring_full",
-                                               "receive.dropped.at_stop", "receive.truncated"))
+                                               "receive.dropped.at_stop"))
+
+
+def host_rejected(stats):
+    """Datagrams efu's host refused as malformed (larger than --max-datagram, or empty): never a
+    valid packet, so they cost no neutron."""
+    return stats.get("receive.truncated", 0) + stats.get("receive.dropped.empty", 0)
 
 
 # The kernel coalesces at most this many datagrams into one UDP GRO buffer (UDP_GRO_CNT_MAX).
@@ -97,18 +104,22 @@ def check_host_accounting(stats, sent_packets, gro=False):
     (With --gro on the kernel drops whole coalesced buffers and counts one drop each, so there
     its drops bound the datagrams lost from below and 64 times them from above.) Returns the
     host's drops; the caller checks the detector's figures exactly only when it is 0 (a dropped
-    packet takes its neutrons with it), and otherwise that what did arrive is right."""
+    packet takes its neutrons with it), and otherwise that what did arrive is right. Malformed
+    datagrams the host rejected (host_rejected) are accounted for but are not drops: they carry
+    no neutron, and must cost none."""
     drops = host_drops(stats)
+    rejected = host_rejected(stats)
     processed = stats.get("process.packets", 0)
     if gro:
         kernel = stats.get("receive.dropped.kernel", 0)
-        other = drops - kernel
+        other = drops - kernel + rejected
         check(other + kernel <= sent_packets - processed <= other + MAX_GRO_SEGMENTS * kernel,
-              "sent %d - processed %d within the host's drops [%d, %d] (GRO)"
+              "sent %d - processed %d within the host's drops and rejects [%d, %d] (GRO)"
               % (sent_packets, processed, other + kernel, other + MAX_GRO_SEGMENTS * kernel))
     else:
-        check(processed + drops == sent_packets,
-              "process.packets %d + host drops %d == sent %d" % (processed, drops, sent_packets))
+        check(processed + drops + rejected == sent_packets,
+              "process.packets %d + host drops %d + rejected %d == sent %d"
+              % (processed, drops, rejected, sent_packets))
     check(processed == stats.get("receive.packets", 0) - stats.get("receive.dropped.ring_full", 0),
           "process.packets == received - ring full")
     if drops:

@@ -44,7 +44,8 @@ using gen::kPulsePeriodNs;
 constexpr std::int64_t kAmplitudeSum = 32000;  // a neutron's amplitude sum, near full scale
 constexpr const char* kProgram = "efu-caen-gen";
 constexpr gen::Fault kFaults[] = {gen::Fault::kCookie, gen::Fault::kTruncated, gen::Fault::kVersion,
-                                  gen::Fault::kType, gen::Fault::kCorrupt};
+                                  gen::Fault::kType,   gen::Fault::kCorrupt,   gen::Fault::kEmpty,
+                                  gen::Fault::kOversize};
 
 /// The shared options (gen::GeneratorOptions) and CAEN's own.
 struct Settings : gen::GeneratorOptions {

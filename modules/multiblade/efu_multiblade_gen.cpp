@@ -35,7 +35,7 @@ using gen::kPulsePeriodNs;
 
 constexpr const char* kProgram = "efu-multiblade-gen";
 constexpr gen::Fault kFaults[] = {gen::Fault::kCookie, gen::Fault::kTruncated, gen::Fault::kVersion,
-                                  gen::Fault::kCorrupt};
+                                  gen::Fault::kCorrupt,  gen::Fault::kEmpty,     gen::Fault::kOversize};
 
 /// The shared options (gen::GeneratorOptions) and Multi-Blade's own.
 struct Settings : gen::GeneratorOptions {

@@ -15,6 +15,8 @@ AF_XDP socket on the veth end in namespace "rx". Checked:
     (--xdp-in-place off), with the payload's bytes checked (udp --verify-payload) and, in place,
     few enough frames that every one is reused many times;
   - IPv4 and IPv6, --bind to one address, UDP checksum verification;
+  - malformed neighbours (empty, above --max-datagram, fragmented) sent amid a valid stream cost
+    it nothing: its loss is the generator's skips, its payloads intact, each kind in its counter;
   - traffic that is not efu's still reaches the kernel: ping (IPv4, IPv6), another UDP port, and
     efu's port on an address efu does not receive on.
 Each traffic case runs in namespaces of its own; a case that fails runs once more in new ones,
@@ -362,6 +364,44 @@ def case_copy(a, nets: Namespaces, tmp: Path) -> None:
     explain_failures(efu, stats, failures_before)
 
 
+NEIGHBOURS = r"""
+import json, socket, sys, time
+host, port, n = json.loads(sys.argv[1])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(n):
+    for size in (0, 8001, 12000):  # empty, above --max-datagram, IP-fragmented
+        s.sendto(bytes([0xee]) * size, (host, port))
+    time.sleep(0.001)
+"""
+
+
+def case_neighbours(a, nets: Namespaces, tmp: Path) -> None:
+    print("== malformed neighbours (empty, above --max-datagram, fragmented) amid a valid stream")
+    failures_before = len(failures)
+    efu = Efu(a, nets, tmp, "neighbours", ["--max-datagram", "8000", "--verify-payload", "on",
+                                           "--processing-threads", "2"])
+    wire_before = nets.wire_drops()
+    each = 300
+    try:
+        bad = subprocess.Popen(["ip", "netns", "exec", nets.tx, sys.executable, "-c", NEIGHBOURS,
+                                json.dumps([RX4, PORT, each])])
+        valid = udpgen(a, nets, RX4, 1472, COUNT, "--skip-every", "800")
+        bad.wait(timeout=60)
+    finally:
+        stats = efu.stop()
+    wire = nets.wire_drops() - wire_before
+    check(bad.returncode == 0, f"the neighbours' sender exited {bad.returncode}")
+    # Each fragmented datagram's first fragment reaches efu (the rest go to the kernel).
+    check_accounting(stats, valid["packets"] + 3 * each, valid["skipped"], wire, "neighbours")
+    kernel = stats.get("receive.dropped.kernel", 0) + wire
+    for name in ("receive.dropped.empty", "receive.truncated", "receive.xdp.errors.fragment"):
+        got = stats.get(name, 0)
+        check(got == each if kernel == 0 else each - kernel <= got <= each,
+              f"{name} {got}: expected {each} (host and wire drops {kernel})")
+    check(stats.get("udp.corrupted", 0) == 0, f"udp.corrupted {stats.get('udp.corrupted')} == 0")
+    explain_failures(efu, stats, failures_before)
+
+
 def efu_error(a, nets: Namespaces, *args: str, prefix: list[str] = ()) -> tuple[int, list[str]]:
     """Runs efu with af_xdp in rx expecting it to refuse; returns its exit code and error lines."""
     r = Namespaces.sh(nets.rx, *prefix, a.efu, "--module", str(Path(a.plugins) / "efu_udp.so"),
@@ -460,7 +500,7 @@ def main() -> int:
             case_errors(a, nets)
         retried = [run_traffic_case(name, case, a, Path(tmp))
                    for name, case in (("IPv4", case_ipv4), ("IPv6", case_ipv6),
-                                      ("copy", case_copy))]
+                                      ("copy", case_copy), ("neighbours", case_neighbours))]
     for name, first in filter(None, retried):
         print(f"RETRIED {name}: its first run failed, its second passed; the first run's "
               f"failures were: {first}")

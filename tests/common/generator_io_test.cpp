@@ -83,6 +83,27 @@ TEST(PacketSender, SendsEveryDatagramInBatchesAndCountsThem) {
   EXPECT_EQ(rx.next(), (std::vector<std::uint8_t>{7, 8, 9}));
 }
 
+TEST(PacketSender, WithGsoAnEmptyDatagramIsSentOnItsOwn) {
+  // GSO lets one shorter datagram close a message of same-size ones; an empty one there would be
+  // no segment at all. Each datagram arrives, in order: a vanished empty one shifts the sizes.
+  Receiver rx;
+  const Pacer pacer(Rate{});
+  SenderSettings s;
+  s.host = "127.0.0.1";
+  s.port = rx.port();
+  s.max_size = 300;
+  s.gso = true;
+  PacketSender sender(s, pacer);
+  const std::vector<std::uint32_t> sizes{100, 100, 0, 100, 100, 0, 100};
+  for (const std::uint32_t size : sizes) {
+    std::memset(sender.buffer(), 0x5a, size);
+    ASSERT_TRUE(sender.commit(size));
+  }
+  ASSERT_TRUE(sender.flush());
+  EXPECT_EQ(sender.packets(), sizes.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i) EXPECT_EQ(rx.next().size(), sizes[i]) << i;
+}
+
 TEST(PacketSender, SendsToIpv6) {
   const int fd = socket(AF_INET6, SOCK_DGRAM, 0);
   sockaddr_in6 a{};

@@ -133,6 +133,20 @@ TEST(FaultInjector, ATruncatedPacketIsAShorterPrefix) {
   EXPECT_EQ(faults.counts().at("truncated"), 50U);
 }
 
+TEST(FaultInjector, EmptyAndOversizeAreTheHostsToReject) {
+  FaultInjector faults({}, 0, 0);
+  Random rng(5);
+  EXPECT_TRUE(faults.damage(Fault::kEmpty, kPacket, rng).empty());
+  const auto big = faults.damage(Fault::kOversize, kPacket, rng);
+  ASSERT_EQ(big.size(), 65507U);  // 65535 less the IPv4 (20) and UDP (8) headers
+  EXPECT_TRUE(std::equal(kPacket.begin(), kPacket.end(), big.begin()));
+  EXPECT_EQ(faults.counts(), (std::map<std::string, std::uint64_t>{{"empty", 1}, {"oversize", 1}}));
+  EXPECT_EQ(parse_fault_kinds("empty,oversize", std::vector<Fault>{Fault::kEmpty, Fault::kOversize}, 1),
+            (std::vector<Fault>{Fault::kEmpty, Fault::kOversize}));
+  EXPECT_TRUE(names_oversize("cookie,oversize"));
+  EXPECT_FALSE(names_oversize("cookie,empty"));
+}
+
 TEST(GeneratorOptions, RegistersTheSharedOptionsWithTheirDefaults) {
   GeneratorOptions o;
   CLI::App app;

@@ -184,6 +184,76 @@ TEST(Receiver, OversizeDatagramsAreCountedAsTruncatedAndNotPassedOn) {
   EXPECT_EQ(rig.lane.packets.size(), 2u);
 }
 
+// A rejected datagram (truncated, empty, larger than --max-datagram) must cost no other datagram
+// of its batch, nor change one: each valid datagram arrives once, in order, with its own bytes
+// and size. Sent in chunks so that rejected and valid datagrams share recvmmsg() calls; with
+// GRO the valid datagrams are also coalesced around the rejected ones. (Before the fix, a
+// rejected slot went back on top of the free stack at once, and the next message of the batch
+// was read from it.)
+void expect_malformed_neighbours_cost_nothing(bool gro) {
+  constexpr std::uint32_t kMax = 2000;
+  CounterRegistry counters;
+  UdpSocketConfig socket_config{"127.0.0.1", 0, "", 8'000'000, 50};
+  socket_config.gro = gro;
+  UdpSocket sock(socket_config);
+  ReceiverConfig config{64, kMax};
+  config.gro = gro;
+  PacketPool pool(pool_slots_needed(1, 8192, 64, gro ? 64 : 1), receive_slot_size(config));
+  Lane lane(8192, pool);
+  Receiver rx(sock.fd(), config, pool, {&lane}, nullptr, counters);
+  Sender tx(AF_INET, sock.bound_port());
+  // The malformed kinds, in turn: empty, one byte past the limit, the largest UDP datagram.
+  const std::array<std::size_t, 3> bad_sizes{0, kMax + 1, 65507};
+  std::array<std::uint64_t, 3> bad_sent{};
+  constexpr std::uint64_t kValid = 600;
+  std::uint64_t valid_sent = 0;
+  auto accounted = [&] {
+    return counters.value("receive.packets") + counters.value("receive.truncated") +
+           counters.value("receive.dropped.empty") + counters.value("receive.dropped.kernel");
+  };
+  std::uint64_t expected = 0;
+  while (valid_sent < kValid) {
+    for (int k = 0; k < 24 && valid_sent < kValid; ++k) {
+      tx.send_seq(valid_sent, 100 + valid_sent % 3);  // a few sizes: GRO coalesces runs of one
+      ++valid_sent;
+      ++expected;
+      if (k % 3 == 1) {
+        const std::size_t kind = (valid_sent / 3) % bad_sizes.size();
+        tx.send_seq(0xbadbadbadULL, bad_sizes[kind]);
+        ++bad_sent[kind];
+        ++expected;
+      }
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (accounted() < expected && std::chrono::steady_clock::now() < deadline) {
+      rx.receive_batch(true);
+    }
+  }
+  ASSERT_EQ(accounted(), expected);
+  ASSERT_EQ(counters.value("receive.dropped.kernel"), 0u) << "the socket buffer overflowed";
+  EXPECT_EQ(counters.value("receive.dropped.empty"), bad_sent[0]);
+  EXPECT_EQ(counters.value("receive.truncated"), bad_sent[1] + bad_sent[2]);
+  EXPECT_EQ(counters.value("receive.packets"), kValid);
+  std::vector<PacketRef> refs(kValid + 1);
+  ASSERT_EQ(lane.packets.pop_bulk(std::span(refs)), kValid);
+  for (std::uint64_t i = 0; i < kValid; ++i) {
+    std::uint64_t seq = 0;
+    std::memcpy(&seq, pool.data(refs[i].slot) + refs[i].offset, sizeof(seq));
+    ASSERT_EQ(seq, i) << "datagram " << i << (gro ? " (GRO)" : "");
+    ASSERT_EQ(refs[i].size, 100 + i % 3) << "datagram " << i << (gro ? " (GRO)" : "");
+    ASSERT_EQ(pool.data(refs[i].slot)[refs[i].offset + refs[i].size - 1], 0xab)
+        << "datagram " << i << (gro ? " (GRO)" : "");
+  }
+}
+
+TEST(Receiver, MalformedNeighboursNeverCostOrAlterAValidDatagram) {
+  expect_malformed_neighbours_cost_nothing(false);
+}
+
+TEST(Receiver, MalformedNeighboursNeverCostOrAlterAValidDatagramWithGro) {
+  expect_malformed_neighbours_cost_nothing(true);
+}
+
 TEST(Receiver, FullRingDropsAreCountedAndTheReceiverKeepsGoing) {
   Rig rig("127.0.0.1", 16);
   Sender tx(AF_INET, rig.socket.bound_port());

@@ -39,6 +39,12 @@ VARIANTS = {
     "clean": ("freia.json", [], 2, 1),
     "faults": ("freia.json", [], 2, 1),
     "gso": ("freia.json", [], 2, 1),
+    # Every malformed kind, oversize and empty included, as extra datagrams between the good
+    # packets of the stream (in the same sendmmsg batches, so in efu's recvmmsg batches too):
+    # through recvmmsg, through --gro on (the generator sends GSO), and with two receive threads.
+    "neighbours": ("freia.json", [], 2, 1),
+    "neighbours_gro": ("freia.json", [], 2, 1),
+    "neighbours_rx2": ("freia.json", [], 2, 2),
     "freia_ordered": ("freia.json", [], 3, 1),
     "freia_shuffled": ("freia.json", ["--shuffle"], 3, 1),
     "freia_delayed": ("freia.json", ["--delay-fraction", "0.2", "--max-delay-ns", "200000"], 3, 1),
@@ -65,9 +71,14 @@ def main():
     gen = ["--pulses", "28", "--neutrons-per-pulse", "1500", "--noise-per-pulse", "100",
            "--queues", str(queues), "--shape", "uniform", "--rate-pps", "3000", "--seed", "42",
            "--geometry", config] + disorder
+    neighbours = args.variant.startswith("neighbours")
     if args.variant == "faults":
         gen += ["--fault-fraction", "0.25", "--fault-kinds", "cookie,truncated,version,corrupt"]
-    if args.variant == "gso":
+    if neighbours:
+        gen += ["--fault-fraction", "0.3", "--fault-kinds",
+                "cookie,truncated,version,corrupt,empty,oversize"]
+    gro = args.variant in ("gso", "neighbours_gro")
+    if gro:
         gen += ["--gso"]
     run = run_efu_and_generator(
         args.build_dir, args.broker, "mb_" + args.variant,
@@ -77,7 +88,8 @@ def main():
         # behaviour is a unit test (PipelineTest.TickClosesGroupsIdleForTheTimeout).
         ["--module", "multiblade", "--geometry", config, "--processing-threads", str(threads),
          "--cluster-timeout-ms", "600000"]
-        + (["--gro", "on"] if args.variant == "gso" else []),
+        + (["--gro", "on"] if gro else [])
+        + (["--receive-threads", "2"] if args.variant == "neighbours_rx2" else []),
         "efu-multiblade-gen", gen)
     sent, stats = run["sent"], run["stats"]
     faults = sent["faults"]
@@ -87,9 +99,12 @@ def main():
         check(got == want, "counter %s = %d, expected %d" % (name, got, want))
 
     corrupt = faults.get("corrupt", 0)
-    drops = check_host_accounting(stats, sent["packets"], gro=args.variant == "gso")
+    drops = check_host_accounting(stats, sent["packets"], gro=gro)
+    # Each malformed neighbour in its own counter, whatever the host lost besides.
+    expect("receive.dropped.empty", faults.get("empty", 0))
+    expect("receive.truncated", faults.get("oversize", 0))
     if drops == 0:  # what each packet carried, counter by counter
-        expect("receive.packets", sent["packets"])
+        expect("receive.packets", sent["packets"] - faults.get("empty", 0) - faults.get("oversize", 0))
         expect("parser.essheader.packets", sent["data_packets"] + corrupt)
         expect("parser.essheader.errors.cookie", faults.get("cookie", 0))
         expect("parser.essheader.errors.version", faults.get("version", 0))
@@ -113,7 +128,10 @@ def main():
     expect("kafka.delivery.failed", 0)
     if args.variant == "faults":
         check(sum(faults.values()) > 0, "the faults variant injected no faults")
-    if args.variant == "gso":
+    if neighbours:
+        for kind in ("cookie", "truncated", "version", "corrupt", "empty", "oversize"):
+            check(faults.get(kind, 0) > 0, "the %s variant sent no %s datagram" % (args.variant, kind))
+    if gro:
         buffers = stats.get("receive.gro.buffers", 0)
         check(0 < buffers < sent["packets"],
               "coalesced buffers %d: expected some, fewer than the %d packets" % (buffers, sent["packets"]))

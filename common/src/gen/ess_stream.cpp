@@ -1,8 +1,18 @@
 #include "efu/gen/ess_stream.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace efu::gen {
+namespace {
+// The sender's buffers have room for the largest data packet, or for an oversize fault.
+SenderSettings with_room_for_faults(SenderSettings s, const GeneratorOptions& o) {
+  if (o.fault_fraction > 0 && names_oversize(o.fault_kinds)) {
+    s.max_size = std::max<std::uint32_t>(s.max_size, static_cast<std::uint32_t>(kOversizeBytes));
+  }
+  return s;
+}
+}  // namespace
 
 EssStream::EssStream(const GeneratorOptions& o, const std::string& program, std::uint8_t type,
                      std::span<const Fault> faults, std::uint8_t wrong_type)
@@ -11,7 +21,7 @@ EssStream::EssStream(const GeneratorOptions& o, const std::string& program, std:
       duration_s_(o.duration_s),
       start_time_ns_(o.start_time_ns),
       pacer_(rate_of(o)),
-      sender_(sender_settings(o, program), pacer_),
+      sender_(with_room_for_faults(sender_settings(o, program), o), pacer_),
       packets_(type, static_cast<std::uint8_t>(o.header_version), o.size, o.queues),
       faults_(parse_fault_kinds(o.fault_kinds, faults, o.fault_fraction), o.fault_fraction,
               wrong_type) {}

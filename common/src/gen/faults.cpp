@@ -19,6 +19,10 @@ const char* fault_name(Fault kind) noexcept {
       return "type";
     case Fault::kCorrupt:
       return "corrupt";
+    case Fault::kEmpty:
+      return "empty";
+    case Fault::kOversize:
+      return "oversize";
   }
   return "?";
 }
@@ -30,6 +34,14 @@ std::string fault_list(std::span<const Fault> accepted) {
     out += fault_name(kind);
   }
   return out;
+}
+
+bool names_oversize(const std::string& list) {
+  std::stringstream names(list);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (name == fault_name(Fault::kOversize)) return true;
+  }
+  return false;
 }
 
 std::vector<Fault> parse_fault_kinds(const std::string& list, std::span<const Fault> accepted,
@@ -77,6 +89,12 @@ std::span<const std::uint8_t> FaultInjector::damage(Fault kind, std::span<const 
       break;
     case Fault::kTruncated:
       junk_.resize(1 + rng.below(junk_.size() - 1));
+      break;
+    case Fault::kEmpty:
+      junk_.clear();
+      break;
+    case Fault::kOversize:
+      junk_.resize(kOversizeBytes, 0xee);
       break;
     case Fault::kCorrupt:
       return good;  // not a header fault: the detector builds it (uncounted here)

@@ -134,10 +134,11 @@ unsigned PacketSender::build_messages() noexcept {
     std::size_t bytes = segment;
     if (settings_.gso) {
       // Same-size datagrams join the message; one shorter datagram may close it (the kernel
-      // makes the last segment of a GSO message the rest of its payload).
+      // makes the last segment of a GSO message the rest of its payload). An empty datagram
+      // never joins: as the rest of a payload it would be no segment at all, and vanish.
       while (i + n < queued_ && n < kMaxGsoSegments) {
         const std::size_t next = iov_[i + n].iov_len;
-        if (next > segment || bytes + next > kMaxGsoBytes) break;
+        if (next == 0 || next > segment || bytes + next > kMaxGsoBytes) break;
         bytes += next;
         ++n;
         if (next < segment) break;

@@ -9,6 +9,7 @@
 //   if (const auto kind = faults.draw(rng)) { ... faults.damage(*kind, good, rng) ... }
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -22,15 +23,26 @@
 namespace efu::gen {
 
 /// kCookie, kVersion and kType damage one header byte, kTruncated cuts the packet short; those
-/// are done here. kCorrupt (well-formed packet, broken readouts) is the detector's.
-enum class Fault : std::uint8_t { kCookie, kTruncated, kVersion, kType, kCorrupt };
+/// are done here. kCorrupt (well-formed packet, broken readouts) is the detector's. kEmpty is a
+/// datagram of no bytes and kOversize one of kOversizeBytes (the good packet, then filler): no
+/// efu receiver passes either on (receive.dropped.empty, receive.truncated), and neither may
+/// cost or change the good packets sent around it.
+enum class Fault : std::uint8_t { kCookie, kTruncated, kVersion, kType, kCorrupt, kEmpty, kOversize };
 
-/// The --fault-kinds name ("cookie", "truncated", "version", "type", "corrupt").
+/// The largest UDP datagram over IPv4 (64 KiB less the IPv4 and UDP headers): a kOversize fault.
+inline constexpr std::size_t kOversizeBytes = 65507;
+
+/// The --fault-kinds name ("cookie", "truncated", "version", "type", "corrupt", "empty",
+/// "oversize").
 const char* fault_name(Fault kind) noexcept;
 
 /// "cookie,truncated,..." for the kinds `accepted` (in the order given): the --fault-kinds
 /// default and help text.
 std::string fault_list(std::span<const Fault> accepted);
+
+/// Whether a --fault-kinds list names kOversize (the sender then needs room for it). Does not
+/// validate the list: parse_fault_kinds() does.
+bool names_oversize(const std::string& list);
 
 /// Parses a --fault-kinds comma list into the kinds it names (repeats kept: they weigh the
 /// draw). Throws ConfigError for a name not in `accepted`, or for an empty list when `fraction`
