@@ -19,20 +19,35 @@ struct ChannelCalibration {
   double tdc_slope;
 };
 
+/// What a calibration file that lacks some hybrids of the instrument config means.
+enum class MissingHybrids : std::uint8_t {
+  kUncalibrated,  // they run with the identity parameters, as the reference does (the default)
+  kRefuse,        // --calibration-strict on: a ConfigError naming the first one
+};
+
 class Calibration {
  public:
   /// Identity ADC calibration and no time correction (calibration off).
   Calibration() = default;
-  /// Every hybrid of `geometry` must have an entry; throws ConfigError naming the file, the JSON
-  /// path and what was expected.
-  static Calibration from_file(const std::string& path, const Geometry& geometry);
+  /// Throws ConfigError naming the file, the JSON path and what was expected. A hybrid of
+  /// `geometry` without an entry keeps offset 0 and slope 1 for ADC and TDC (listed by
+  /// uncalibrated()), or is an error with MissingHybrids::kRefuse.
+  static Calibration from_file(const std::string& path, const Geometry& geometry,
+                               MissingHybrids missing = MissingHybrids::kUncalibrated);
   static Calibration from_json(std::string_view text, const std::string& origin,
-                               const Geometry& geometry);
+                               const Geometry& geometry,
+                               MissingHybrids missing = MissingHybrids::kUncalibrated);
 
   bool enabled() const noexcept { return !channels_.empty(); }
   const ChannelCalibration& channel(std::uint32_t vmm_index, std::uint32_t channel) const noexcept {
     return channels_[vmm_index * kChannelsPerVmm + channel];
   }
+
+  /// Config[] indices (Geometry::cassette()) of the hybrids the file has no entry for, ascending.
+  const std::vector<std::uint32_t>& uncalibrated() const noexcept { return uncalibrated_; }
+  /// The one start-up warning naming every uncalibrated hybrid by cassette number and HybridId;
+  /// empty if the file calibrates them all.
+  std::string uncalibrated_warning(const Geometry& geometry) const;
 
   /// The facility's ADC correction: (adc - offset) * slope, clamped to 0..1023 and truncated.
   std::uint16_t adc(std::uint32_t vmm_index, std::uint32_t ch, std::uint16_t raw) const noexcept {
@@ -53,6 +68,8 @@ class Calibration {
 
  private:
   std::vector<ChannelCalibration> channels_;  // (cassette * 2 + vmm) * 64 + channel
+  std::vector<std::uint32_t> uncalibrated_;
+  std::string file_;  // the path (or test origin) the warning names
 };
 
 }  // namespace efu::multiblade

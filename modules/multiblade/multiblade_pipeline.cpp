@@ -3,6 +3,8 @@
 #include <array>
 #include <filesystem>
 
+#include <spdlog/spdlog.h>
+
 #include "efu/errors.h"
 
 namespace efu::multiblade {
@@ -13,6 +15,11 @@ const OptionSpec kOptions[] = {
      "empty: the shipped configs/freia.json"},
     {"calibration", OptionType::kString, "off",
      "The facility's VMM3a calibration JSON, applied per channel; off: no calibration"},
+    {"calibration-strict", OptionType::kBool, "off",
+     "on: a calibration file without an entry for every hybrid of the instrument config is an "
+     "error (exit 2); off: those hybrids run uncalibrated (ADC unchanged, TDC offset 0 and slope "
+     "1, as the reference does), named in one warning and counted by the gauge "
+     "calibration.uncalibrated_hybrids"},
     {"detector", OptionType::kString, "auto",
      "auto (from InstrumentGeometry), freia, estia, amor or tblmb: the ESS type byte "
      "(0x48, 0x4C, 0x48, 0x49); tblmb runs an AMOR-geometry file"},
@@ -53,6 +60,7 @@ MultibladeConfig config_from_options(const OptionValues& o) {
   if (c.geometry_path.empty()) c.geometry_path = default_geometry_path();
   c.calibration_path = o.get_string("calibration");
   if (c.calibration_path == "off") c.calibration_path.clear();
+  c.calibration_strict = o.get_bool("calibration-strict");
   const std::size_t instrument =
       o.get_choice("detector", {"auto", "freia", "estia", "amor", "tblmb"});
   c.instrument = std::string(
@@ -96,20 +104,33 @@ Geometry load_geometry(MultibladeConfig& config) {
   return g;
 }
 
+Calibration load_calibration(const MultibladeConfig& config, const Geometry& geometry) {
+  if (config.calibration_path.empty()) return Calibration{};
+  return Calibration::from_file(config.calibration_path, geometry,
+                                config.calibration_strict ? MissingHybrids::kRefuse
+                                                          : MissingHybrids::kUncalibrated);
+}
+
 MultibladePipeline::MultibladePipeline(const MultibladeConfig& config, CounterRegistry& counters,
-                                       EventSink& events)
+                                       EventSink& events, unsigned instance)
     : config_(config),
       geometry_(load_geometry(config_)),
-      calibration_(config_.calibration_path.empty()
-                       ? Calibration{}
-                       : Calibration::from_file(config_.calibration_path, geometry_)),
+      calibration_(load_calibration(config_, geometry_)),
       cluster_timeout_ns_(config_.cluster_timeout_ns),
       header_parser_(counters, ess::HeaderSettings{detector_type(geometry_.instrument()),
                                                    geometry_.max_pulse_time_ns()}),
       readout_parser_(counters, geometry_, calibration_, config_.readout),
       clusterer_(counters, geometry_, config_.cluster, events),
       active_(geometry_.cassettes(), 0),
-      last_active_ns_(geometry_.cassettes(), 0) {}
+      last_active_ns_(geometry_.cassettes(), 0) {
+  // Registered by every instance so the name never depends on the thread count; set by one.
+  Counter& uncalibrated = counters.gauge("calibration.uncalibrated_hybrids");
+  if (instance != 0) return;
+  uncalibrated.set(calibration_.uncalibrated().size());
+  if (!calibration_.uncalibrated().empty()) {
+    spdlog::warn("{}", calibration_.uncalibrated_warning(geometry_));
+  }
+}
 
 void MultibladePipeline::process(PacketBatch batch) {
   for (const PacketView& packet : batch) {

@@ -18,6 +18,7 @@ namespace efu::multiblade {
 struct MultibladeConfig {
   std::string geometry_path;
   std::string calibration_path;  // empty: calibration off
+  bool calibration_strict = false;  // a hybrid without calibration is an error, not a warning
   std::string instrument = "auto";
   bool max_time_gap_set = false;  // given explicitly: wins over the file's MaxClusteringTimeGap
   bool max_match_time_set = false;
@@ -41,9 +42,17 @@ std::string default_geometry_path();
 /// folded into config.cluster (an explicitly given option wins over the file).
 Geometry load_geometry(MultibladeConfig& config);
 
+/// The calibration of `config` for `geometry`: none with --calibration off, else the file, whose
+/// missing hybrids run uncalibrated unless config.calibration_strict.
+Calibration load_calibration(const MultibladeConfig& config, const Geometry& geometry);
+
 class MultibladePipeline final : public Pipeline {
  public:
-  MultibladePipeline(const MultibladeConfig& config, CounterRegistry& counters, EventSink& events);
+  /// `instance` is the processing thread's index (PipelineContext::instance): instance 0 alone
+  /// logs the start-up warnings and sets the gauges, so each appears once whatever the thread
+  /// count (a name registered by several instances is published as their sum).
+  MultibladePipeline(const MultibladeConfig& config, CounterRegistry& counters, EventSink& events,
+                     unsigned instance = 0);
 
   void process(PacketBatch batch) override;
   /// Closes the groups of cassettes that got no hits for cluster_timeout_ns of wall time; hit

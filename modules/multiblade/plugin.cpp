@@ -8,7 +8,8 @@ namespace {
 
 efu::Pipeline* create(const efu::PipelineContext& context) {
   return new efu::multiblade::MultibladePipeline(
-      efu::multiblade::config_from_options(context.options), context.counters, context.events);
+      efu::multiblade::config_from_options(context.options), context.counters, context.events,
+      context.instance);
 }
 
 const efu::PluginDescriptor kDescriptor{

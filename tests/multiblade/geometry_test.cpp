@@ -210,16 +210,8 @@ TEST(Geometry, ShippedConfigsLoad) {
 TEST(Geometry, ReadsTheFacilitysOwnFilesWhenPresent) {
   // The reference system's config files, read unchanged, if its snapshot is on this machine
   // (CI has none: then there is nothing to check).
-  const std::string git = "/work/.mirror/ess-dmsc+event-formation-unit/repo";
   for (const char* name : {"freia.json", "estia_config.json", "amor.json", "tblmb.json"}) {
-    const std::string command =
-        "git --git-dir=" + git + " show HEAD:src/modules/freia/configs/" + name + " 2>/dev/null";
-    FILE* pipe = popen(command.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string text;
-    char buffer[4096];
-    for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
-    pclose(pipe);
+    const std::string text = test::reference_file(name);
     if (text.empty()) continue;
     const Geometry g = Geometry::from_json(text, name);
     EXPECT_GT(g.cassettes(), 0U) << name;

@@ -2,11 +2,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "built_plugin.h"
 #include "efu/errors.h"
@@ -300,16 +304,137 @@ TEST(MultibladeOptions, TheInstrumentMustFitTheFile) {
   EXPECT_THROW(MultibladePipeline(config_from_options(values), counters, sink), ConfigError);
 }
 
-TEST(MultibladeOptions, ACalibrationMissingAHybridFailsTheConstructor) {
-  const std::string path = ::testing::TempDir() + "/mb_partial_calibration.json";
-  {
-    std::ofstream out(path);
-    out << R"({"Detector": "Freia", "Version": 1, "Calibrations": []})";
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+/// Every line the default spdlog logger writes while this lives ("<level> <message>").
+class LogCapture {
+ public:
+  LogCapture() {
+    auto logger = std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
+    logger->set_pattern("%l %v");
+    spdlog::set_default_logger(logger);
   }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+
+  std::vector<std::string> lines_with(const std::string& text) const {
+    std::vector<std::string> found;
+    std::istringstream in(out_.str());
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(text) != std::string::npos) found.push_back(line);
+    }
+    return found;
+  }
+
+ private:
+  std::shared_ptr<spdlog::logger> previous_ = spdlog::default_logger();
+  std::ostringstream out_;
+};
+
+// Two Freia cassettes, ADC threshold 250 on every VMM; the calibration has an entry for
+// cassette 0 only, halving its ADCs.
+class UncalibratedHybridTest : public ::testing::Test {
+ protected:
+  UncalibratedHybridTest() {
+    std::string half = "[0.5", zeros = "[0", ones = "[1";
+    for (int i = 1; i < 64; ++i) {
+      half += ", 0.5";
+      zeros += ", 0";
+      ones += ", 1";
+    }
+    const std::string vmm = R"({"adc_offset": )" + zeros + R"(], "adc_slope": )" + half +
+                            R"(], "tdc_offset": )" + zeros + R"(], "tdc_slope": )" + ones + "]}";
+    geometry_path = write_file(
+        "mb_two_cassettes.json",
+        test::instrument_config("Freia", test::entry(0, 0, 0, 0, 250, 250) + "," +
+                                             test::entry(1, 0, 0, 1, 250, 250)));
+    calibration_path = write_file(
+        "mb_one_of_two_calibrated.json",
+        R"({"Detector": "Freia", "Version": 1, "Calibrations": [{"VMMHybridCalibration": )"
+        R"({"HybridId": ")" + test::hybrid_id(0) + R"(", "CalibrationDate": "x", "vmm0": )" +
+            vmm + R"(, "vmm1": )" + vmm + "}}]}");
+  }
+
+  MultibladeConfig config(bool strict) const {
+    OptionValues values = defaults();
+    values.set("geometry", geometry_path, true);
+    values.set("calibration", calibration_path, true);
+    values.set("calibration-strict", strict ? "on" : "off", true);
+    return config_from_options(values);
+  }
+
+  std::string geometry_path, calibration_path;
+  CounterRegistry counters;
+  RecordingSink sink;
+};
+
+TEST_F(UncalibratedHybridTest, RunsUncalibratedWithOneWarningAndTheGauge) {
+  LogCapture log;
+  MultibladePipeline first(config(false), counters, sink, 0);
+  MultibladePipeline second(config(false), counters, sink, 1);  // a second processing thread
+  EXPECT_EQ(counters.value("calibration.uncalibrated_hybrids"), 1U);
+  const auto warnings = log.lines_with("no calibration");
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_EQ(warnings[0].rfind("warning multiblade: 1 of 2 hybrids has no calibration in '" +
+                                  calibration_path + "' and runs uncalibrated",
+                              0),
+            0U)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("cassette 1 (HybridId " + test::hybrid_id(1) + ")"),
+            std::string::npos);
+
+  // Raw ADC 300 on both planes of both cassettes: cassette 0's calibration halves it below the
+  // threshold, cassette 1 keeps it and forms its event.
+  const auto packet = PacketBuilder(0)
+                          .hit(0, 0, 0, 20, 300, 40'000)
+                          .hit(0, 0, 1, 10, 300, 40'000)
+                          .hit(0, 0, 2, 20, 300, 40'000)
+                          .hit(0, 0, 3, 10, 300, 40'000)
+                          .build();
+  first.process(PacketBatch(std::vector<PacketView>{view(packet)}));
+  first.flush();
+  EXPECT_EQ(counters.value("readouts.errors.adc_below_threshold"), 2U);
+  EXPECT_EQ(counters.value("readouts.accepted"), 2U);
+  EXPECT_EQ(counters.value("events.formed"), 1U);
+  EXPECT_EQ(sink.events.size(), 1U);
+}
+
+TEST_F(UncalibratedHybridTest, StrictRefusesNamingTheFileAndTheJsonPath) {
+  LogCapture log;
+  try {
+    MultibladePipeline p(config(true), counters, sink);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), ("multiblade calibration '" + calibration_path +
+                            "': /Calibrations: has no entry for HybridId \"" + test::hybrid_id(1) +
+                            "\" (cassette 1); expected every hybrid of the instrument config, or "
+                            "--calibration off")
+                               .c_str());
+  }
+  EXPECT_TRUE(log.lines_with("no calibration").empty());
+}
+
+TEST(MultibladeOptions, AnEmptyCalibrationLeavesEveryShippedHybridUncalibrated) {
+  const std::string path = write_file(
+      "mb_partial_calibration.json", R"({"Detector": "Freia", "Version": 1, "Calibrations": []})");
   OptionValues values = defaults();
   values.set("calibration", path, true);
   CounterRegistry counters;
   RecordingSink sink;
+  const MultibladeConfig config = config_from_options(values);
+  {
+    LogCapture quiet;
+    MultibladePipeline p(config, counters, sink);
+  }
+  const std::uint32_t hybrids = Geometry::from_file(default_geometry_path()).cassettes();
+  EXPECT_EQ(counters.value("calibration.uncalibrated_hybrids"), hybrids);
+  values.set("calibration-strict", "on", true);
   try {
     MultibladePipeline p(config_from_options(values), counters, sink);
     ADD_FAILURE() << "no error";

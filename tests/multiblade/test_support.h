@@ -4,7 +4,11 @@
 // the project's own header or readout writer, so a bug there cannot hide in a matching bug here.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -158,6 +162,25 @@ inline std::string entry(unsigned cassette, unsigned ring, unsigned fen, unsigne
          std::to_string(ring) + R"(, "FEN": )" + std::to_string(fen) + R"(, "Hybrid": )" +
          std::to_string(hybrid) + R"(, "Thresholds": [[)" + std::to_string(even_threshold) + "],[" +
          std::to_string(odd_threshold) + R"(]], "HybridId": ")" + id + R"("})";
+}
+
+/// A file of the reference system's src/modules/freia/configs/ (the facility's own instrument
+/// and calibration files) at its HEAD, read from its bare git directory (EFU_REFERENCE_GIT_DIR,
+/// default the project's mirror); "" when there is none on this machine, and the test skips.
+inline std::string reference_file(const std::string& name) {
+  const char* env = std::getenv("EFU_REFERENCE_GIT_DIR");
+  const std::string git = env != nullptr ? env : "/work/.mirror/ess-dmsc+event-formation-unit/repo";
+  struct stat st {};
+  if (stat(git.c_str(), &st) != 0) return "";
+  const std::string command =
+      "git --git-dir='" + git + "' show HEAD:src/modules/freia/configs/" + name + " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return "";
+  std::string text;
+  char buffer[4096];
+  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+  pclose(pipe);
+  return text;
 }
 
 }  // namespace efu::multiblade::test
