@@ -1,5 +1,5 @@
 // libFuzzer target for the af_xdp frame parser (tests/af_xdp/CMakeLists.txt says how to build
-// it; seeds in frame_parser_seeds/): any bytes, as a whole frame or as the first
+// it; seeds in tests/fuzz/corpus/af_xdp_frame_parser/): any bytes, as a whole frame or as the first
 // buffer of a longer multi-buffer frame, with any filter. The parser must never read outside
 // the bytes it is given, and what it accepts must lie inside the frame.
 #include <cstddef>

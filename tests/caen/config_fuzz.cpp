@@ -1,5 +1,5 @@
 // libFuzzer target for the CAEN config and calibration loaders (tests/caen/CMakeLists.txt says
-// how to build it; seeds in fuzz_seeds/config/): the first byte picks the loader, the rest is
+// how to build it; seeds in tests/fuzz/corpus/caen_config/): the first byte picks the loader, the rest is
 // the file's text. A bad file must be one ConfigError, never another exception or a crash; a
 // config that loads must map any readout without reading outside its tables.
 #include <cstddef>

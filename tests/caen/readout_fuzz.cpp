@@ -1,5 +1,5 @@
 // libFuzzer target for the CAEN readout path (tests/caen/CMakeLists.txt says how to build it;
-// seeds in fuzz_seeds/readout/): the first byte picks the instrument (its shipped config and
+// seeds in tests/fuzz/corpus/caen_readout/): the first byte picks the instrument (its shipped config and
 // calibration) and the amplitude threshold, the rest is one ESS packet for
 // CaenPipeline::process(). It must never read outside the packet, never throw, and account for
 // every packet and readout exactly once.
