@@ -252,3 +252,104 @@ def read_truth(path, neutrons):
                 truth.append(tuple(int(v) for v in line.split()[:3]))
     check(len(truth) == neutrons, "truth file has %d of %d neutrons" % (len(truth), neutrons))
     return truth
+
+
+def read_topic(broker, topic, decode):
+    """decode(value) of every message in partition 0 of `topic`, read up to the high
+    watermark (bounded: 60 s)."""
+    c = consumer(broker)
+    try:
+        low, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        c.assign([TopicPartition(topic, 0, low)])
+        values = []
+        deadline = time.monotonic() + 60
+        offset = low
+        while offset < high:
+            check(time.monotonic() < deadline, "read %d of %d messages of %s within 60 s"
+                  % (offset - low, high - low, topic))
+            msg = c.poll(0.5)
+            if msg is None:
+                continue
+            if msg.error():
+                raise KafkaException(msg.error())
+            values.append(decode(msg.value()))
+            offset = msg.offset() + 1
+        return values
+    finally:
+        c.close()
+
+
+def kafka_script(source_dir, port, action):
+    """scripts/kafka start|stop for a broker of the test's own on `port` (bounded: 180 s)."""
+    env = dict(os.environ, EFU_KAFKA_PORT=str(port))
+    r = subprocess.run([os.path.join(source_dir, "scripts", "kafka"), action], env=env,
+                       capture_output=True, text=True, timeout=180)
+    check(r.returncode == 0, "scripts/kafka %s (port %d) failed:\n%s%s"
+          % (action, port, r.stdout, r.stderr))
+
+
+def kill_broker(port):
+    """SIGKILLs the broker scripts/kafka started on `port` (its java process, from the pid file
+    scripts/kafka keeps), as a crash would, and waits until it is gone (bounded: 10 s)."""
+    cache = os.environ.get("EFU_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "efu"))
+    with open(os.path.join(cache, "kafka-run-%d" % port, "kafka.pid")) as f:
+        pid = int(f.read().strip())
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        check(b"kafka.Kafka" in f.read(), "pid %d of port %d is not a Kafka broker" % (pid, port))
+    os.kill(pid, signal.SIGKILL)
+
+    def gone():
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                return f.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie is dead too
+        except FileNotFoundError:
+            return True
+    wait_for(gone, "broker pid %d to die after SIGKILL" % pid, 10)
+
+
+def wait_for_text(path, text, timeout_s, proc=None):
+    """Waits until `text` appears in the file at `path` (an efu log), bounded."""
+    def present():
+        with open(path, errors="replace") as f:
+            return text in f.read()
+    wait_for(present, "'%s' in %s" % (text, path), timeout_s, proc)
+
+
+KAFKA_DELIVERY_FAILURES = ("timed_out", "too_large", "topic", "purged", "other")
+
+
+def check_kafka_accounting(stats):
+    """efu's final counters account for every message and every event it made, exactly:
+    produced (ev44 + x5f2 + ar51) = delivered + failed (by reason), and
+    ev44.events = ev44.events.delivered + .dropped (never queued) + .delivery.failed. The queue
+    is empty at exit (flush purged what was left). Returns the undelivered events."""
+    produced = stats["kafka.produce.messages"]
+    kinds = sum(stats.get(k + ".messages", 0) for k in ("ev44", "x5f2", "ar51"))
+    check(kinds == produced, "ev44 + x5f2 + ar51 messages %d == kafka.produce.messages %d"
+          % (kinds, produced))
+    failed = stats["kafka.delivery.failed"]
+    check(stats["kafka.delivery.ok"] + failed == produced,
+          "kafka.delivery.ok %d + kafka.delivery.failed %d == produced %d"
+          % (stats["kafka.delivery.ok"], failed, produced))
+    reasons = sum(stats["kafka.delivery.failed." + r] for r in KAFKA_DELIVERY_FAILURES)
+    check(reasons == failed, "kafka.delivery.failed.* %d == kafka.delivery.failed %d"
+          % (reasons, failed))
+    undelivered = stats["ev44.events.dropped"] + stats["ev44.events.delivery.failed"]
+    check(stats["ev44.events.delivered"] + undelivered == stats["ev44.events"],
+          "ev44.events.delivered %d + dropped %d + delivery.failed %d == ev44.events %d"
+          % (stats["ev44.events.delivered"], stats["ev44.events.dropped"],
+             stats["ev44.events.delivery.failed"], stats["ev44.events"]))
+    check(stats["kafka.queue.depth"] == 0 and stats["kafka.queue.bytes"] == 0,
+          "the producer queue is empty at exit (depth %d, bytes %d)"
+          % (stats["kafka.queue.depth"], stats["kafka.queue.bytes"]))
+    return undelivered
+
+
+def summary_delivery(stdout_text):
+    """The numbers of efu's delivery summary line: events, delivered, undelivered, kafka
+    messages, delivered, undelivered."""
+    for line in stdout_text.splitlines():
+        if line.startswith("efu: summary: events "):
+            words = line.replace(",", " ").replace(";", " ").split()
+            return [int(w) for w in words if w.isdigit()]
+    fail("no 'efu: summary: events' line in efu's output")

@@ -86,10 +86,12 @@ class Outputs {
   virtual RawOutput* raw(unsigned thread) = 0;
   /// Null when there is no status output (--broker none).
   virtual StatsSink* status() = 0;
-  /// Updates output gauges (Kafka queue depth); called by the publisher thread about every
-  /// 100 ms. Delivery reports are served by the Kafka producer's own thread.
+  /// Updates output gauges (Kafka queue depth, bytes and fill) and warns while deliveries have
+  /// stopped with messages waiting; called by the publisher thread about every 100 ms. Delivery
+  /// reports are served by the Kafka producer's own thread.
   virtual void poll() = 0;
-  /// Waits up to `timeout` for outstanding deliveries; returns how many were not delivered.
+  /// Waits up to `timeout` for outstanding deliveries, then purges what is left and counts it
+  /// as failed; returns how many messages that was.
   virtual std::uint64_t flush(std::chrono::milliseconds timeout) = 0;
 };
 

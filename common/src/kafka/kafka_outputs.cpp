@@ -44,6 +44,8 @@ struct SourceSequence {
 
 /// One topic as written by one thread: produces a message, counts it in "<kind>.messages" if
 /// librdkafka took it, and says whether it did (the caller counts what the loss means to it).
+/// `events` travels with the message to its delivery report (ev44.events.delivered or
+/// ev44.events.delivery.failed); messages without events pass 0.
 class TopicWriter {
  public:
   TopicWriter(Producer& producer, Producer::TopicId topic, std::string key,
@@ -54,8 +56,8 @@ class TopicWriter {
         produce_counters_(counters),
         messages_(counters.counter(kind + ".messages")) {}
 
-  bool write(std::span<const std::uint8_t> payload) {
-    if (!producer_.produce(topic_, payload, key_, produce_counters_)) return false;
+  bool write(std::span<const std::uint8_t> payload, std::size_t events = 0) {
+    if (!producer_.produce(topic_, payload, key_, produce_counters_, events)) return false;
     messages_.add();
     return true;
   }
@@ -107,7 +109,7 @@ class Ev44Output final : public EventOutput {
     bool queued;
     {
       const std::lock_guard lock(sequence_.mutex);
-      queued = writer_.write(builder_.finish(sequence_.next++));
+      queued = writer_.write(builder_.finish(sequence_.next++), builder_.events());
     }
     if (!queued) events_dropped_.add(builder_.events());
     builder_.reset();

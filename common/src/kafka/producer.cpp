@@ -2,6 +2,9 @@
 
 #include <pthread.h>
 
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
 #include <string_view>
 #include <thread>
 
@@ -55,8 +58,14 @@ struct Producer::Callbacks {
         failed_topic(counters.counter("kafka.delivery.failed.topic")),
         failed_purged(counters.counter("kafka.delivery.failed.purged")),
         failed_other(counters.counter("kafka.delivery.failed.other")),
+        uncertain(counters.counter("kafka.delivery.uncertain")),
+        events_delivered(counters.counter("ev44.events.delivered")),
+        events_failed(counters.counter("ev44.events.delivery.failed")),
+        events_uncertain(counters.counter("ev44.events.delivery.uncertain")),
         errors(counters.counter("kafka.errors")),
-        queue_depth(counters.gauge("kafka.queue.depth")) {}
+        queue_depth(counters.gauge("kafka.queue.depth")),
+        queue_bytes(counters.gauge("kafka.queue.bytes")),
+        queue_fill_pct(counters.gauge("kafka.queue.fill_pct")) {}
 
   /// Delivery reports served so far, ok or failed (read by producing threads while they wait).
   std::uint64_t reports() const noexcept { return delivery_ok.get() + delivery_failed.get(); }
@@ -90,8 +99,21 @@ struct Producer::Callbacks {
   Counter& failed_topic;
   Counter& failed_purged;
   Counter& failed_other;
+  Counter& uncertain;
+  Counter& events_delivered;
+  Counter& events_failed;
+  Counter& events_uncertain;
   Counter& errors;
   Counter& queue_depth;
+  Counter& queue_bytes;
+  Counter& queue_fill_pct;
+  /// Payload bytes handed to librdkafka whose report has not been served: added by the
+  /// producing threads before they queue a message, subtracted by whichever thread serves its
+  /// report. rd_kafka_produce() queues the message under librdkafka's queue lock, and the report
+  /// can only be served after a broker thread took it from there under that lock, so the
+  /// addition happens before the subtraction and the value never wraps below 0. Beyond that,
+  /// relaxed is enough: it is a level for the stats, nothing else is published through it.
+  std::atomic<std::uint64_t> queued_bytes{0};
   LogLimiter delivery_log;
   LogLimiter error_log;
   LogLimiter client_log;
@@ -99,14 +121,32 @@ struct Producer::Callbacks {
 
 namespace {
 
+/// A message's opaque is the number of events it holds (see produce()).
+void* events_opaque(std::size_t events) {
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(events));
+}
+std::uint64_t events_of(const rd_kafka_message_t* message) {
+  return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(message->_private));
+}
+
 void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
   auto& cb = *static_cast<Producer::Callbacks*>(opaque);
+  cb.queued_bytes.fetch_sub(message->len, std::memory_order_relaxed);
+  const std::uint64_t events = events_of(message);
   if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
     cb.delivery_ok.add();
+    cb.events_delivered.add(events);
     return;
   }
   cb.delivery_failed.add();
   cb.failure_reason(message->err).add();
+  cb.events_failed.add(events);
+  // Sent at least once with no answer (the broker died, or the request was purged at stop):
+  // the broker may have written it although it counts as failed here.
+  if (rd_kafka_message_status(message) == RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED) {
+    cb.uncertain.add();
+    cb.events_uncertain.add(events);
+  }
   if (cb.delivery_log.allow()) {
     spdlog::warn("kafka: delivery to '{}' failed: {}", rd_kafka_topic_name(message->rkt),
                  rd_kafka_err2str(message->err));
@@ -134,6 +174,23 @@ void on_log(const rd_kafka_t* rk, int level, const char* facility, const char* t
   spdlog::log(spd_level, "librdkafka {}: {}", facility, text);
 }
 
+/// librdkafka's effective value of an integer property: the one set, or its default.
+std::uint64_t conf_value(const rd_kafka_conf_t* conf, const char* name) {
+  char text[64];
+  std::size_t size = sizeof text;
+  if (rd_kafka_conf_get(conf, name, text, &size) != RD_KAFKA_CONF_OK) return 0;
+  return std::strtoull(text, nullptr, 10);
+}
+
+QueueLimits read_queue_limits(const rd_kafka_conf_t* conf) {
+  return QueueLimits{conf_value(conf, "queue.buffering.max.kbytes") * 1024,
+                     conf_value(conf, "queue.buffering.max.messages")};
+}
+
+// How long flush() serves the reports of what it purged: they are already queued, so this only
+// bounds a librdkafka that does not deliver them.
+constexpr int kPurgeReportsMs = 1000;
+
 }  // namespace
 
 ProduceCounters::ProduceCounters(CounterRegistry& counters)
@@ -143,7 +200,9 @@ ProduceCounters::ProduceCounters(CounterRegistry& counters)
       failed_other(counters.counter("kafka.produce.failed.other")) {}
 
 Producer::Producer(const ProducerConfig& config, CounterRegistry& counters)
-    : queue_full_wait_(config.queue_full_wait), callbacks_(std::make_unique<Callbacks>(counters)) {
+    : queue_full_wait_(config.queue_full_wait),
+      callbacks_(std::make_unique<Callbacks>(counters)),
+      watch_(limits_) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char error[512];
   auto set = [&](const std::string& name, const std::string& value) {
@@ -158,6 +217,8 @@ Producer::Producer(const ProducerConfig& config, CounterRegistry& counters)
   for (const auto& [name, value] : config.properties) set(name, value);
   // Logs go to the main queue, so on_log runs inside poll() like the other callbacks.
   set("log.queue", "true");
+  limits_ = read_queue_limits(conf);
+  watch_ = QueueWatch(limits_);
   rd_kafka_conf_set_opaque(conf, callbacks_.get());
   rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
   rd_kafka_conf_set_error_cb(conf, on_error);
@@ -191,7 +252,8 @@ Producer::~Producer() {
   stop_polling();
   for (rd_kafka_topic_t* t : topics_) rd_kafka_topic_destroy(t);
   if (rk_ != nullptr) {
-    // Whatever Outputs::flush() could not deliver is already reported; do not wait again.
+    // flush() has purged and counted what was left; this only ends a producer that was never
+    // flushed (a start-up failure) without waiting for its broker.
     rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
     rd_kafka_destroy(rk_);
   }
@@ -208,13 +270,14 @@ Producer::TopicId Producer::topic(const std::string& name) {
 }
 
 bool Producer::produce(TopicId topic, std::span<const std::uint8_t> payload, const std::string& key,
-                       ProduceCounters& counters) noexcept {
+                       ProduceCounters& counters, std::size_t events) noexcept {
+  callbacks_->queued_bytes.fetch_add(payload.size(), std::memory_order_relaxed);  // see Callbacks
   auto deadline = std::chrono::steady_clock::now() + queue_full_wait_;
   std::uint64_t reports_seen = 0;
   for (;;) {
     const int rc = rd_kafka_produce(topics_[topic], RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
                                     const_cast<std::uint8_t*>(payload.data()), payload.size(),
-                                    key.data(), key.size(), nullptr);
+                                    key.data(), key.size(), events_opaque(events));
     if (rc == 0) {
       counters.messages.add();
       counters.bytes.add(payload.size());
@@ -223,7 +286,7 @@ bool Producer::produce(TopicId topic, std::span<const std::uint8_t> payload, con
     const rd_kafka_resp_err_t err = rd_kafka_last_error();
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       counters.failed_other.add();
-      return false;
+      break;
     }
     // Room appears as the poll thread serves delivery reports; this thread must not poll
     // (single writer of the delivery counters), so it waits. While reports keep arriving the
@@ -238,23 +301,66 @@ bool Producer::produce(TopicId topic, std::span<const std::uint8_t> payload, con
     }
     if (now >= deadline) {
       counters.failed_queue_full.add();
-      return false;
+      break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  callbacks_->queued_bytes.fetch_sub(payload.size(), std::memory_order_relaxed);
+  return false;
 }
 
-void Producer::poll() noexcept { callbacks_->queue_depth.set(queue_depth()); }
+void Producer::update_gauges() noexcept {
+  const std::uint64_t depth = queue_depth();
+  const std::uint64_t bytes = queue_bytes();
+  callbacks_->queue_depth.set(depth);
+  callbacks_->queue_bytes.set(bytes);
+  callbacks_->queue_fill_pct.set(
+      static_cast<std::uint64_t>(queue_fill(limits_, bytes, depth) * 100));
+}
+
+void Producer::poll() noexcept {
+  update_gauges();
+  // The outage warning: from this (the stats) thread, never from a processing thread.
+  bool resumed = false;
+  const std::string line =
+      watch_.update({QueueWatch::Clock::now(), callbacks_->delivery_ok.get(), queue_bytes(),
+                     queue_depth()},
+                    resumed);
+  if (line.empty()) return;
+  if (resumed) {
+    spdlog::info("{}", line);
+  } else {
+    spdlog::warn("{}", line);
+  }
+}
 
 std::uint64_t Producer::flush(std::chrono::milliseconds timeout) noexcept {
   stop_polling();  // from here this thread serves the callbacks (inside rd_kafka_flush)
   rd_kafka_flush(rk_, static_cast<int>(timeout.count()));
-  const std::uint64_t left = queue_depth();
-  callbacks_->queue_depth.set(left);
+  std::uint64_t left = queue_depth();
   if (left == 0) {
     spdlog::info("kafka: flushed, every message delivered or reported");
   } else {
-    spdlog::warn("kafka: {} messages not delivered within {} ms at flush", left, timeout.count());
+    spdlog::warn("kafka: {} messages ({} bytes) not delivered within {} ms at flush; purging "
+                 "them (kafka.delivery.failed.purged)",
+                 left, queue_bytes(), timeout.count());
+    left = purge();
+  }
+  update_gauges();
+  return left;
+}
+
+// Purged messages fail with __PURGE_QUEUE or __PURGE_INFLIGHT, but only once their reports are
+// served: rd_kafka_destroy() serves none, so without this they would never be counted.
+std::uint64_t Producer::purge() noexcept {
+  const std::uint64_t left = queue_depth();
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_flush(rk_, kPurgeReportsMs);  // returns as soon as every report is served
+  if (const std::uint64_t unreported = queue_depth(); unreported != 0) {
+    // Not expected. The summary still counts them (undelivered = produced - delivered).
+    spdlog::error("kafka: {} purged messages got no delivery report within {} ms, so no "
+                  "kafka.delivery.failed.* counter has them",
+                  unreported, kPurgeReportsMs);
   }
   return left;
 }
@@ -262,6 +368,10 @@ std::uint64_t Producer::flush(std::chrono::milliseconds timeout) noexcept {
 std::uint64_t Producer::queue_depth() const noexcept {
   const int n = rd_kafka_outq_len(rk_);
   return n > 0 ? static_cast<std::uint64_t>(n) : 0;
+}
+
+std::uint64_t Producer::queue_bytes() const noexcept {
+  return callbacks_->queued_bytes.load(std::memory_order_relaxed);
 }
 
 }  // namespace efu::kafka

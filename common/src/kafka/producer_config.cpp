@@ -55,8 +55,12 @@ ProducerConfig default_producer_config(const OutputSettings& settings) {
   c.set("queue.buffering.max.messages", "1000000");
   // ev44 arrays barely compress and the cores are needed for event formation.
   c.set("compression.codec", "none");
-  // Survive a broker restart, but do not hold data for minutes: it is counted as failed instead.
-  c.set("message.timeout.ms", "30000");
+  // No time limit (0 = infinite): in a broker outage a message waits for as long as the queue
+  // above has room, so memory, not time, decides what is lost (queue full: counted at produce;
+  // at stop: purged and counted). A finite timeout would expire messages while there is room,
+  // leaving id gaps. librdkafka allows 0 with enable.idempotence (only transactional producers
+  // need message.timeout.ms <= transaction.timeout.ms).
+  c.set("message.timeout.ms", "0");
   c.set("reconnect.backoff.ms", "100");
   c.set("reconnect.backoff.max.ms", "1000");
   c.set("socket.nagle.disable", "true");

@@ -6,6 +6,12 @@
 // the broker acknowledges: room in a full local queue appears within milliseconds, not at the
 // next stats interval. flush() (the main thread at stop) first stops that thread and then serves
 // the callbacks itself, so the delivery counters always have one writer at a time.
+//
+// Accounting: each message carries the number of events it holds (ev44; 0 for ar51 and x5f2) as
+// its librdkafka opaque, an integer, not a pointer: no allocation per message. Its delivery
+// report adds that number to ev44.events.delivered or ev44.events.delivery.failed, so at exit
+//   ev44.events = ev44.events.delivered + ev44.events.dropped + ev44.events.delivery.failed
+// exactly, once flush() has purged what the broker did not take.
 #pragma once
 
 #include <chrono>
@@ -19,6 +25,7 @@
 
 #include "efu/counters.h"
 #include "efu/kafka/producer_config.h"
+#include "efu/kafka/queue_watch.h"
 
 struct rd_kafka_s;
 struct rd_kafka_topic_s;
@@ -48,21 +55,29 @@ class Producer {
   TopicId topic(const std::string& name);
 
   /// Copies `payload` into librdkafka's queue, keyed by `key` so that one source stays on one
-  /// partition (and its message_ids in order). When the local queue is full, retries every
-  /// ~1 ms for as long as the broker keeps acknowledging: it gives up only after the configured
-  /// wait passes with no delivery report at all (a stalled or absent broker). Returns false when
-  /// the message was not queued; the reason is counted.
+  /// partition (and its message_ids in order). `events` is the number of events the message
+  /// holds, counted at its delivery report. When the local queue is full, retries every ~1 ms
+  /// for as long as the broker keeps acknowledging: it gives up only after the configured wait
+  /// passes with no delivery report at all (a stalled or absent broker). Returns false when the
+  /// message was not queued; the reason is counted.
   bool produce(TopicId topic, std::span<const std::uint8_t> payload, const std::string& key,
-               ProduceCounters& counters) noexcept;
+               ProduceCounters& counters, std::size_t events = 0) noexcept;
 
-  /// Updates the kafka.queue.depth gauge (the stats publisher's thread). Callbacks are served by
-  /// the poll thread.
+  /// Updates the queue gauges (kafka.queue.depth, .bytes, .fill_pct) and, while deliveries have
+  /// stopped with messages waiting, warns how full the queue is (the stats publisher's thread).
+  /// Callbacks are served by the poll thread.
   void poll() noexcept;
   /// Stops the poll thread, then waits up to `timeout` for every queued message, serving the
-  /// callbacks on the calling thread; returns how many are still undelivered.
+  /// callbacks on the calling thread. What is still undelivered then is purged, and its reports
+  /// counted (kafka.delivery.failed.purged, ev44.events.delivery.failed); returns how many
+  /// messages that was.
   std::uint64_t flush(std::chrono::milliseconds timeout) noexcept;
   /// Messages queued or in flight, including delivery reports not yet served.
   std::uint64_t queue_depth() const noexcept;
+  /// Payload bytes queued or in flight, including delivery reports not yet served.
+  std::uint64_t queue_bytes() const noexcept;
+  /// librdkafka's bounds on its queue, as configured.
+  const QueueLimits& queue_limits() const noexcept { return limits_; }
 
   /// The callbacks' state (counters, log limits); defined in producer.cpp.
   struct Callbacks;
@@ -70,11 +85,15 @@ class Producer {
  private:
   void serve_callbacks() noexcept;
   void stop_polling() noexcept;
+  std::uint64_t purge() noexcept;
+  void update_gauges() noexcept;
 
   rd_kafka_s* rk_ = nullptr;
   std::vector<rd_kafka_topic_s*> topics_;
   std::chrono::milliseconds queue_full_wait_;
+  QueueLimits limits_;
   std::unique_ptr<Callbacks> callbacks_;
+  QueueWatch watch_;
   std::atomic<bool> stop_polling_{false};
   std::thread poller_;
 };
