@@ -44,6 +44,31 @@ struct CommandPort::Client {
   Clock::time_point deadline;
   bool draining = false;  // over-long request: reply, then discard input until EOF
   bool closed = false;
+
+  void close() {
+    if (!closed) ::close(fd);
+    closed = true;
+  }
+};
+
+// What the server thread keeps from one poll round to the next.
+struct CommandPort::Loop {
+  std::vector<Client> clients;
+  std::vector<pollfd> fds;  // the eventfd, the listening socket, then one per client
+  std::array<char, CommandProtocol::kMaxRequestBytes + 1> buffer{};
+  double tokens = kRequestBurst;  // requests that may be answered now (a token bucket)
+  Clock::time_point refilled = Clock::now();
+  bool exit_requested = false;
+
+  // Adds the tokens earned since the last refill, up to the burst; true if a request may be
+  // read now.
+  bool refill(Clock::time_point now) {
+    tokens =
+        std::min(kRequestBurst, tokens + kRequestsPerSecond *
+                                             std::chrono::duration<double>(now - refilled).count());
+    refilled = now;
+    return tokens >= 1;
+  }
 };
 
 CommandPort::CommandPort(const CommandPortConfig& config, const CommandProtocol& protocol,
@@ -100,140 +125,152 @@ void CommandPort::stop() {
 
 void CommandPort::run() {
   set_thread_name("efu-command");
-  std::vector<Client> clients;
-  std::vector<pollfd> fds;
-  std::array<char, CommandProtocol::kMaxRequestBytes + 1> buffer{};
-  double tokens = kRequestBurst;
-  auto refilled = Clock::now();
-  bool exit_requested = false;
-
-  auto close_client = [&](Client& c) {
-    if (!c.closed) ::close(c.fd);
-    c.closed = true;
-  };
-  // Writes what is pending in one send(); false if the client is gone. A reply must be written
-  // completely within the idle time-out from when it was queued (partial progress does not
-  // extend it); after that the client has the idle time-out to send its next request.
-  auto flush = [&](Client& c, Clock::time_point now) {
-    if (c.out.empty()) return true;
-    const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-    c.out.erase(0, static_cast<std::size_t>(n));
-    if (c.out.empty()) {
-      if (c.draining)
-        ::shutdown(c.fd, SHUT_WR);
-      else
-        c.deadline = now + config_.idle_timeout;
-    }
-    return true;
-  };
-
-  for (;;) {
+  Loop loop;
+  while (wait_for_events(loop)) {
     const auto now = Clock::now();
-    tokens =
-        std::min(kRequestBurst, tokens + kRequestsPerSecond *
-                                             std::chrono::duration<double>(now - refilled).count());
-    refilled = now;
-    const bool may_read = tokens >= 1;
-
-    fds.clear();
-    fds.push_back({wake_fd_, POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
-    auto timeout = std::chrono::milliseconds(1000);
-    for (const Client& c : clients) {
-      short events = 0;
-      if (!c.out.empty())
-        events = POLLOUT;
-      else if (may_read || c.draining)
-        events = POLLIN;
-      fds.push_back({c.fd, events, 0});
-      timeout = std::min(timeout, std::chrono::ceil<std::chrono::milliseconds>(
-                                      std::max(c.deadline - now, Clock::duration::zero())));
-    }
-    if (!may_read) timeout = std::min(timeout, std::chrono::milliseconds(1));
-    if (::poll(fds.data(), fds.size(), static_cast<int>(timeout.count())) < 0 && errno != EINTR) {
-      spdlog::error("command port: poll(): {}", std::strerror(errno));
-      break;
-    }
-    if (fds[0].revents != 0) break;  // stop()
-    const auto t = Clock::now();
-
-    for (std::size_t i = 0; i < clients.size(); ++i) {
-      Client& c = clients[i];
-      const short rev = fds[i + 2].revents;
-      if (rev == 0) continue;
-      if (rev & POLLOUT) {
-        if (!flush(c, t)) close_client(c);
-        continue;
-      }
-      if (!(rev & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t n = ::recv(c.fd, buffer.data(), buffer.size(), MSG_DONTWAIT);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-      if (n <= 0) {  // the peer closed, or the connection failed
-        close_client(c);
-        continue;
-      }
-      if (c.draining) continue;  // discarding the rest of an over-long request
-      tokens -= 1;
-      const CommandReply reply =
-          protocol_.handle(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
-      requests_.add();
-      switch (reply.outcome) {
-        case RequestOutcome::kOk:
-        case RequestOutcome::kExit:
-          break;
-        case RequestOutcome::kBadCommand:
-          bad_command_.add();
-          break;
-        case RequestOutcome::kBadArgs:
-          bad_args_.add();
-          break;
-        case RequestOutcome::kTooLong:
-          too_long_.add();
-          c.draining = true;
-          break;
-      }
-      c.out = reply.text;
-      c.deadline = t + (c.draining ? std::min<Clock::duration>(config_.idle_timeout, kDrainTime)
-                                   : Clock::duration(config_.idle_timeout));
-      if (!flush(c, t)) close_client(c);
-      if (reply.outcome == RequestOutcome::kExit && !exit_requested) {
-        exit_requested = true;
-        spdlog::info("command port: EXIT from a client: stopping");
-        if (on_exit_) on_exit_();
-      }
-    }
-
-    if (fds[1].revents & POLLIN) {
-      for (;;) {
-        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        if (clients.size() >= config_.max_clients) {
-          (void)::send(fd, kBusyReply.data(), kBusyReply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-          ::close(fd);
-          rejected_.add();
-          continue;
-        }
-        ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kClientSendBuffer, sizeof(kClientSendBuffer));
-        Client c;
-        c.fd = fd;
-        c.deadline = t + config_.idle_timeout;
-        clients.push_back(std::move(c));
-        accepted_.add();
-      }
-    }
-
-    for (Client& c : clients) {
-      if (c.closed || t < c.deadline) continue;
-      if (!c.draining) (c.out.empty() ? closed_idle_ : closed_slow_).add();
-      close_client(c);
-    }
-    std::erase_if(clients, [](const Client& c) { return c.closed; });
-    connected_.set(clients.size());
+    serve_clients(loop, now);
+    if (loop.fds[1].revents & POLLIN) accept_clients(loop, now);
+    close_expired(loop, now);
   }
-
-  for (Client& c : clients) close_client(c);
+  for (Client& c : loop.clients) c.close();
   connected_.set(0);
+}
+
+// Polls the eventfd, the listening socket and every client until one is ready or the nearest
+// client deadline; false when stop() was called or poll() failed. While the rate limit has no
+// token left, clients are not polled for reading and the wait is short, so reading resumes
+// as soon as a token is earned.
+bool CommandPort::wait_for_events(Loop& loop) {
+  const auto now = Clock::now();
+  const bool may_read = loop.refill(now);
+  loop.fds.clear();
+  loop.fds.push_back({wake_fd_, POLLIN, 0});
+  loop.fds.push_back({listen_fd_, POLLIN, 0});
+  auto timeout = std::chrono::milliseconds(1000);
+  for (const Client& c : loop.clients) {
+    short events = 0;
+    if (!c.out.empty())
+      events = POLLOUT;
+    else if (may_read || c.draining)
+      events = POLLIN;
+    loop.fds.push_back({c.fd, events, 0});
+    timeout = std::min(timeout, std::chrono::ceil<std::chrono::milliseconds>(
+                                    std::max(c.deadline - now, Clock::duration::zero())));
+  }
+  if (!may_read) timeout = std::min(timeout, std::chrono::milliseconds(1));
+  if (::poll(loop.fds.data(), loop.fds.size(), static_cast<int>(timeout.count())) < 0 &&
+      errno != EINTR) {
+    spdlog::error("command port: poll(): {}", std::strerror(errno));
+    return false;
+  }
+  return loop.fds[0].revents == 0;  // set: stop()
+}
+
+void CommandPort::serve_clients(Loop& loop, TimePoint now) {
+  for (std::size_t i = 0; i < loop.clients.size(); ++i) {
+    const short revents = loop.fds[i + 2].revents;
+    if (revents != 0) serve_client(loop, loop.clients[i], revents, now);
+  }
+}
+
+// One client that poll() reported: write what is pending, or read one request and answer it.
+void CommandPort::serve_client(Loop& loop, Client& c, short revents, TimePoint now) {
+  if (revents & POLLOUT) {
+    if (!flush(c, now)) c.close();
+    return;
+  }
+  if (!(revents & (POLLIN | POLLHUP | POLLERR))) return;
+  const ssize_t n = ::recv(c.fd, loop.buffer.data(), loop.buffer.size(), MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  if (n <= 0) {  // the peer closed, or the connection failed
+    c.close();
+    return;
+  }
+  if (c.draining) return;  // discarding the rest of an over-long request
+  loop.tokens -= 1;
+  answer(loop, c, std::string_view(loop.buffer.data(), static_cast<std::size_t>(n)), now);
+}
+
+void CommandPort::answer(Loop& loop, Client& c, std::string_view request, TimePoint now) {
+  const CommandReply reply = protocol_.handle(request);
+  requests_.add();
+  count_outcome(reply.outcome);
+  if (reply.outcome == RequestOutcome::kTooLong) c.draining = true;
+  c.out = reply.text;
+  c.deadline = now + (c.draining ? std::min<Clock::duration>(config_.idle_timeout, kDrainTime)
+                                 : Clock::duration(config_.idle_timeout));
+  if (!flush(c, now)) c.close();
+  if (reply.outcome == RequestOutcome::kExit && !loop.exit_requested) {
+    loop.exit_requested = true;
+    spdlog::info("command port: EXIT from a client: stopping");
+    if (on_exit_) on_exit_();
+  }
+}
+
+void CommandPort::count_outcome(RequestOutcome outcome) {
+  switch (outcome) {
+    case RequestOutcome::kOk:
+    case RequestOutcome::kExit:
+      break;
+    case RequestOutcome::kBadCommand:
+      bad_command_.add();
+      break;
+    case RequestOutcome::kBadArgs:
+      bad_args_.add();
+      break;
+    case RequestOutcome::kTooLong:
+      too_long_.add();
+      break;
+  }
+}
+
+// Takes every pending connection; beyond max_clients each is told it is busy and closed.
+void CommandPort::accept_clients(Loop& loop, TimePoint now) {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) break;
+    if (loop.clients.size() >= config_.max_clients) {
+      (void)::send(fd, kBusyReply.data(), kBusyReply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      ::close(fd);
+      rejected_.add();
+      continue;
+    }
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kClientSendBuffer, sizeof(kClientSendBuffer));
+    Client c;
+    c.fd = fd;
+    c.deadline = now + config_.idle_timeout;
+    loop.clients.push_back(std::move(c));
+    accepted_.add();
+  }
+}
+
+// Closes the clients past their deadline (idle, or too slow to read a reply) and forgets every
+// closed one.
+void CommandPort::close_expired(Loop& loop, TimePoint now) {
+  for (Client& c : loop.clients) {
+    if (c.closed || now < c.deadline) continue;
+    if (!c.draining) (c.out.empty() ? closed_idle_ : closed_slow_).add();
+    c.close();
+  }
+  std::erase_if(loop.clients, [](const Client& c) { return c.closed; });
+  connected_.set(loop.clients.size());
+}
+
+// Writes what is pending in one send(); false if the client is gone. A reply must be written
+// completely within the idle time-out from when it was queued (partial progress does not
+// extend it); after that the client has the idle time-out to send its next request.
+bool CommandPort::flush(Client& c, TimePoint now) const {
+  if (c.out.empty()) return true;
+  const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  c.out.erase(0, static_cast<std::size_t>(n));
+  if (c.out.empty()) {
+    if (c.draining)
+      ::shutdown(c.fd, SHUT_WR);
+    else
+      c.deadline = now + config_.idle_timeout;
+  }
+  return true;
 }
 
 }  // namespace efu

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "command_protocol.h"
@@ -44,7 +45,18 @@ class CommandPort {
 
  private:
   struct Client;
+  struct Loop;
+  using TimePoint = std::chrono::steady_clock::time_point;
+
   void run();
+  bool wait_for_events(Loop& loop);
+  void serve_clients(Loop& loop, TimePoint now);
+  void serve_client(Loop& loop, Client& client, short revents, TimePoint now);
+  void answer(Loop& loop, Client& client, std::string_view request, TimePoint now);
+  void count_outcome(RequestOutcome outcome);
+  void accept_clients(Loop& loop, TimePoint now);
+  void close_expired(Loop& loop, TimePoint now);
+  bool flush(Client& client, TimePoint now) const;
 
   CommandPortConfig config_;
   const CommandProtocol& protocol_;

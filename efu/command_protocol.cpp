@@ -76,6 +76,21 @@ bool parse_integer(std::string_view text, std::int64_t& out) {
 
 CommandReply ok(std::string text) { return {std::move(text), RequestOutcome::kOk}; }
 
+CommandReply cmd_get(std::string_view index) {
+  std::int64_t i = 0;
+  if (!parse_integer(index, i) || i < 1 || i > static_cast<std::int64_t>(kCommands.size())) {
+    return kBadArgs;
+  }
+  return ok("CMD_GET " + std::string(kCommands[static_cast<std::size_t>(i - 1)]));
+}
+
+// efu has no calibration mode: switching it off is a no-op, switching it on is refused.
+CommandReply calib_mode_set(std::string_view mode_text) {
+  std::int64_t mode = 0;
+  if (!parse_integer(mode_text, mode) || mode != 0) return kBadArgs;
+  return ok("<OK>");
+}
+
 std::string one_word(std::string text) {
   if (text.empty()) return "unknown";
   for (char& c : text) {
@@ -104,44 +119,52 @@ CommandProtocol::CommandProtocol(const LatestStats& stats, std::string stat_pref
                    one_word(build.kernel) + "] " + one_word(build.git_hash);
 }
 
+// One command of the protocol: how many arguments it takes and how it is answered. A plain
+// function pointer, so that the table is a constant built at compile time.
+struct CommandProtocol::Command {
+  std::string_view name;
+  bool takes_argument;  // exactly one; the others take none
+  CommandReply (*reply)(const CommandProtocol& self, std::string_view argument);
+};
+
+std::span<const CommandProtocol::Command> CommandProtocol::table() {
+  using Self = const CommandProtocol&;
+  using Arg = std::string_view;
+  static constexpr std::array<Command, kCommands.size()> kTable{{
+      {"CALIB_MODE_GET", false, [](Self, Arg) { return ok("CALIB_MODE_GET 0"); }},
+      {"CALIB_MODE_SET", true, [](Self, Arg mode) { return calib_mode_set(mode); }},
+      {"CMD_GET", true, [](Self, Arg index) { return cmd_get(index); }},
+      {"CMD_GET_COUNT", false,
+       [](Self, Arg) { return ok("CMD_GET_COUNT " + std::to_string(kCommands.size())); }},
+      {"DETECTOR_INFO_GET", false,
+       [](Self self, Arg) { return ok("DETECTOR_INFO_GET " + self.detector_); }},
+      {"EXIT", false,
+       [](Self, Arg) {
+         return CommandReply{"<OK>", RequestOutcome::kExit};
+       }},
+      {"RUNTIMESTATS", false, [](Self self, Arg) { return self.runtime_stats(); }},
+      {"STAT_GET", true, [](Self self, Arg index) { return self.stat_get(index); }},
+      {"STAT_GET_COUNT", false,
+       [](Self self, Arg) {
+         return ok("STAT_GET_COUNT " + std::to_string(self.stats_.latest()->counters.size()));
+       }},
+      {"STAT_GET_NAME", true, [](Self self, Arg name) { return self.stat_get_name(name); }},
+      {"VERSION_GET", false, [](Self self, Arg) { return ok(self.version_reply_); }},
+  }};
+  static_assert(std::ranges::equal(kTable, kCommands, {}, &Command::name),
+                "the table lists kCommands, in the same order");
+  return kTable;
+}
+
 CommandReply CommandProtocol::handle(std::string_view request) const {
   if (request.size() > kMaxRequestBytes) return kTooLong;
   const std::vector<std::string_view> words = split_words(request);
   if (words.empty()) return kBadCommand;
-  const std::string_view command = words[0];
-  const std::size_t args = words.size() - 1;
-  if (std::find(kCommands.begin(), kCommands.end(), command) == kCommands.end()) {
-    return kBadCommand;
-  }
-  // Every command takes no argument except the four below, which take exactly one.
-  const bool takes_one = command == "STAT_GET" || command == "STAT_GET_NAME" ||
-                         command == "CMD_GET" || command == "CALIB_MODE_SET";
-  if (args != (takes_one ? 1u : 0u)) return kBadArgs;
-
-  if (command == "STAT_GET_COUNT") {
-    return ok("STAT_GET_COUNT " + std::to_string(stats_.latest()->counters.size()));
-  }
-  if (command == "STAT_GET") return stat_get(words[1]);
-  if (command == "STAT_GET_NAME") return stat_get_name(words[1]);
-  if (command == "VERSION_GET") return ok(version_reply_);
-  if (command == "DETECTOR_INFO_GET") return ok("DETECTOR_INFO_GET " + detector_);
-  if (command == "CMD_GET_COUNT") return ok("CMD_GET_COUNT " + std::to_string(kCommands.size()));
-  if (command == "CMD_GET") {
-    std::int64_t i = 0;
-    if (!parse_integer(words[1], i) || i < 1 || i > static_cast<std::int64_t>(kCommands.size())) {
-      return kBadArgs;
-    }
-    return ok("CMD_GET " + std::string(kCommands[static_cast<std::size_t>(i - 1)]));
-  }
-  if (command == "RUNTIMESTATS") return runtime_stats();
-  if (command == "CALIB_MODE_GET") return ok("CALIB_MODE_GET 0");
-  if (command == "CALIB_MODE_SET") {
-    // efu has no calibration mode: switching it off is a no-op, switching it on is refused.
-    std::int64_t mode = 0;
-    if (!parse_integer(words[1], mode) || mode != 0) return kBadArgs;
-    return ok("<OK>");
-  }
-  return {"<OK>", RequestOutcome::kExit};  // EXIT, the only command left
+  const std::span<const Command> commands = table();
+  const auto command = std::ranges::find(commands, words[0], &Command::name);
+  if (command == commands.end()) return kBadCommand;
+  if (words.size() != (command->takes_argument ? 2u : 1u)) return kBadArgs;
+  return command->reply(*this, command->takes_argument ? words[1] : std::string_view{});
 }
 
 CommandReply CommandProtocol::stat_get(std::string_view index) const {

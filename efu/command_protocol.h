@@ -57,6 +57,10 @@ class CommandProtocol {
   static std::span<const std::string_view> commands();
 
  private:
+  struct Command;
+  /// Every command with its arguments and its answer, in kCommands' (CMD_GET) order.
+  static std::span<const Command> table();
+
   CommandReply stat_get(std::string_view index) const;
   CommandReply stat_get_name(std::string_view name) const;
   CommandReply runtime_stats() const;

@@ -62,53 +62,74 @@ static __always_inline int ipv6_equal(const struct ipv6hdr *ip6, const volatile 
   return 1;
 }
 
+/* The helpers below each take one header. They return the next header, or NULL when the frame
+ * is not for efu or too short to hold what they read: every read is checked against `end`
+ * first, as the verifier demands. They are always inlined, so the verifier sees one function
+ * and the program costs no calls. */
+
+/* The Ethernet header and at most one VLAN tag (802.1Q or 802.1ad): the L3 header, its
+ * EtherType in *proto. */
+static __always_inline void *skip_ethernet(void *data, void *end, __be16 *proto) {
+  struct ethhdr *eth = data;
+  if ((void *)(eth + 1) > end) return NULL;
+  *proto = eth->h_proto;
+  if (*proto != bpf_htons(ETH_P_8021Q) && *proto != bpf_htons(ETH_P_8021AD)) return eth + 1;
+  struct vlan_tag *tag = (void *)(eth + 1);
+  if ((void *)(tag + 1) > end) return NULL;
+  *proto = tag->proto;
+  return tag + 1;
+}
+
+/* An IPv4 header: UDP, efu's address if it asked for one, and not a later fragment. */
+static __always_inline struct udphdr *ipv4_udp(void *l3, void *end, __u16 match) {
+  if (!(match & EFU_XDP_MATCH_IPV4)) return NULL;
+  struct iphdr *ip = l3;
+  if ((void *)(ip + 1) > end) return NULL;
+  if (ip->protocol != IPPROTO_UDP || ip->ihl < 5) return NULL;
+  if ((match & EFU_XDP_MATCH_ADDR4) && ip->daddr != efu_config.addr4) return NULL;
+  if (ip->frag_off & bpf_htons(0x1fff)) return NULL; /* not a first fragment: no port */
+  return (void *)ip + ip->ihl * 4;
+}
+
+/* An IPv6 header: efu's address if it asked for one, then UDP, directly or after the fragment
+ * header of a first fragment. */
+static __always_inline struct udphdr *ipv6_udp(void *l3, void *end, __u16 match) {
+  if (!(match & EFU_XDP_MATCH_IPV6)) return NULL;
+  struct ipv6hdr *ip6 = l3;
+  if ((void *)(ip6 + 1) > end) return NULL;
+  if ((match & EFU_XDP_MATCH_ADDR6) && !ipv6_equal(ip6, efu_config.addr6)) return NULL;
+  __u8 next = ip6->nexthdr;
+  void *l4 = ip6 + 1;
+  if (next == IPPROTO_FRAGMENT) {
+    struct ipv6_fragment *frag = l4;
+    if ((void *)(frag + 1) > end) return NULL;
+    if (frag->offset_flags & bpf_htons(0xfff8)) return NULL; /* not a first fragment */
+    next = frag->nexthdr;
+    l4 = frag + 1;
+  }
+  return next == IPPROTO_UDP ? l4 : NULL;
+}
+
+/* The UDP header of a datagram for efu's port, or NULL. */
+static __always_inline struct udphdr *efu_udp(void *data, void *end) {
+  const __u16 match = efu_config.match;
+  __be16 proto = 0;
+  void *l3 = skip_ethernet(data, end, &proto);
+  if (!l3) return NULL;
+  struct udphdr *udp = NULL;
+  if (proto == bpf_htons(ETH_P_IP))
+    udp = ipv4_udp(l3, end, match);
+  else if (proto == bpf_htons(ETH_P_IPV6))
+    udp = ipv6_udp(l3, end, match);
+  if (!udp || (void *)(udp + 1) > end) return NULL;
+  return udp->dest == efu_config.port ? udp : NULL;
+}
+
 SEC("xdp")
 int efu_xdp_redirect(struct xdp_md *ctx) {
   void *data = (void *)(long)ctx->data;
   void *end = (void *)(long)ctx->data_end;
-  const __u16 match = efu_config.match;
-
-  struct ethhdr *eth = data;
-  if ((void *)(eth + 1) > end) return XDP_PASS;
-  __be16 proto = eth->h_proto;
-  void *l3 = eth + 1;
-  if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
-    struct vlan_tag *tag = l3;
-    if ((void *)(tag + 1) > end) return XDP_PASS;
-    proto = tag->proto;
-    l3 = tag + 1;
-  }
-
-  struct udphdr *udp;
-  if (proto == bpf_htons(ETH_P_IP)) {
-    if (!(match & EFU_XDP_MATCH_IPV4)) return XDP_PASS;
-    struct iphdr *ip = l3;
-    if ((void *)(ip + 1) > end) return XDP_PASS;
-    if (ip->protocol != IPPROTO_UDP || ip->ihl < 5) return XDP_PASS;
-    if ((match & EFU_XDP_MATCH_ADDR4) && ip->daddr != efu_config.addr4) return XDP_PASS;
-    if (ip->frag_off & bpf_htons(0x1fff)) return XDP_PASS; /* not a first fragment: no port */
-    udp = (void *)ip + ip->ihl * 4;
-  } else if (proto == bpf_htons(ETH_P_IPV6)) {
-    if (!(match & EFU_XDP_MATCH_IPV6)) return XDP_PASS;
-    struct ipv6hdr *ip6 = l3;
-    if ((void *)(ip6 + 1) > end) return XDP_PASS;
-    if ((match & EFU_XDP_MATCH_ADDR6) && !ipv6_equal(ip6, efu_config.addr6)) return XDP_PASS;
-    __u8 next = ip6->nexthdr;
-    void *l4 = ip6 + 1;
-    if (next == IPPROTO_FRAGMENT) {
-      struct ipv6_fragment *frag = l4;
-      if ((void *)(frag + 1) > end) return XDP_PASS;
-      if (frag->offset_flags & bpf_htons(0xfff8)) return XDP_PASS; /* not a first fragment */
-      next = frag->nexthdr;
-      l4 = frag + 1;
-    }
-    if (next != IPPROTO_UDP) return XDP_PASS;
-    udp = l4;
-  } else {
-    return XDP_PASS;
-  }
-  if ((void *)(udp + 1) > end) return XDP_PASS;
-  if (udp->dest != efu_config.port) return XDP_PASS;
+  if (!efu_udp(data, end)) return XDP_PASS;
 
   /* efu's datagram. A queue without efu's socket cannot deliver it: drop it and count it, so
    * that a NIC spreading efu's flow over several queues shows up in efu's counters. */

@@ -19,6 +19,77 @@ std::string upper(std::string s) {
   return s;
 }
 
+// Detector, InstrumentGeometry and Version: the pixel rules the file asks for.
+Instrument read_rules(const JsonNode& root) {
+  const JsonNode detector = root.at("Detector");
+  if (detector.as_string() != "Freia") {
+    detector.fail("\"" + detector.as_string() +
+                  "\" is not a Multi-Blade detector; expected \"Freia\" (the facility's name for "
+                  "the Freia, Estia, AMOR and TBL-MB family)");
+  }
+  const JsonNode geometry = root.at("InstrumentGeometry");
+  const std::string name = upper(geometry.as_string());
+  Instrument rules = Instrument::kFreia;
+  if (name == "FREIA") {
+    rules = Instrument::kFreia;
+  } else if (name == "ESTIA") {
+    rules = Instrument::kEstia;
+  } else if (name == "AMOR") {
+    rules = Instrument::kAmor;
+  } else {
+    geometry.fail("\"" + geometry.as_string() + "\" is unknown; expected Freia, Estia or AMOR");
+  }
+  const JsonNode version = root.at("Version");
+  if (version.as_int(0, 1'000'000) != 1) version.fail("is not 1; expected version 1");
+  return rules;
+}
+
+// How an instrument's cassettes are laid out and wired.
+struct Layout {
+  ess::LogicalGeometry logical;
+  std::uint32_t wire_vmm_parity;
+  bool wires_reversed;
+  std::uint32_t max_cassette;
+};
+
+Layout layout_of(Instrument rules) {
+  switch (rules) {
+    case Instrument::kEstia:
+      // 48 cassettes side by side along x (their wires), two such rows along y (strips).
+      return {ess::LogicalGeometry{48 * kWiresPerCassette, 2 * kStripsPerCassette}, 1, false, 95};
+    case Instrument::kAmor:
+    case Instrument::kTblMb:
+      return {ess::LogicalGeometry{kStripsPerCassette, 14 * kWiresPerCassette}, 1, true, 13};
+    case Instrument::kFreia:
+      break;
+  }
+  return {ess::LogicalGeometry{kStripsPerCassette, 32 * kWiresPerCassette}, 0, true, 31};
+}
+
+// One Config[] entry, each field in range; the offsets are left for add_cassette().
+CassetteConfig read_cassette(const JsonNode& e, std::uint32_t max_cassette) {
+  if (!e.is_object()) e.fail("is not an object; expected a cassette entry");
+  e.check_keys({"CassetteNumber", "Ring", "FEN", "Hybrid", "HybridId", "Thresholds"});
+  CassetteConfig c{};
+  c.cassette_number = static_cast<std::uint32_t>(e.get_int("CassetteNumber", 0, max_cassette));
+  c.ring = static_cast<std::uint8_t>(e.get_int("Ring", 0, kMaxRing));
+  c.fen = static_cast<std::uint8_t>(e.get_int("FEN", 0, kMaxFen));
+  c.hybrid = static_cast<std::uint8_t>(e.get_int("Hybrid", 0, kMaxHybrid));
+  const JsonNode id = e.at("HybridId");
+  c.hybrid_id = id.as_string();
+  if (c.hybrid_id.size() != kHybridIdLength) {
+    id.fail("\"" + c.hybrid_id + "\" has " + std::to_string(c.hybrid_id.size()) +
+            " characters; expected " + std::to_string(kHybridIdLength));
+  }
+  const JsonNode thresholds = e.at("Thresholds");
+  const auto per_vmm = thresholds.elements(2, 2);
+  for (unsigned v = 0; v < 2; ++v) {
+    const auto one = per_vmm[v].elements(1, 1);
+    c.thresholds[v] = static_cast<std::uint16_t>(one[0].as_int(0, 1023));
+  }
+  return c;
+}
+
 }  // namespace
 
 const char* instrument_name(Instrument i) noexcept {
@@ -70,27 +141,8 @@ Geometry Geometry::load(const JsonDocument& doc) {
   const JsonNode root = doc.root();
   g.origin_ = doc.name();
   if (!root.is_object()) root.fail("is not an object; expected the instrument config object");
-
-  const JsonNode detector = root.at("Detector");
-  if (detector.as_string() != "Freia") {
-    detector.fail("\"" + detector.as_string() +
-                  "\" is not a Multi-Blade detector; expected \"Freia\" (the facility's name for "
-                  "the Freia, Estia, AMOR and TBL-MB family)");
-  }
-  const JsonNode geometry = root.at("InstrumentGeometry");
-  const std::string name = upper(geometry.as_string());
-  if (name == "FREIA") {
-    g.rules_ = Instrument::kFreia;
-  } else if (name == "ESTIA") {
-    g.rules_ = Instrument::kEstia;
-  } else if (name == "AMOR") {
-    g.rules_ = Instrument::kAmor;
-  } else {
-    geometry.fail("\"" + geometry.as_string() + "\" is unknown; expected Freia, Estia or AMOR");
-  }
+  g.rules_ = read_rules(root);
   g.instrument_ = g.rules_;
-  const JsonNode version = root.at("Version");
-  if (version.as_int(0, 1'000'000) != 1) version.fail("is not 1; expected version 1");
 
   g.wire_ch_offset_ = static_cast<std::uint32_t>(
       root.get_int_or("WireChOffset", 16, 0, kChannelsPerVmm - kWiresPerCassette));
@@ -105,85 +157,51 @@ Geometry Geometry::load(const JsonDocument& doc) {
   g.matching_gap_ns_ =
       static_cast<std::uint64_t>(root.get_int_or("MaxMatchingTimeGap", 0, 1, 1'000'000'000));
 
-  std::uint32_t max_cassette = 0;
-  switch (g.rules_) {
-    case Instrument::kEstia:
-      // 48 cassettes side by side along x (their wires), two such rows along y (strips).
-      g.logical_ = ess::LogicalGeometry{48 * kWiresPerCassette, 2 * kStripsPerCassette};
-      g.wire_vmm_parity_ = 1;
-      g.wires_reversed_ = false;
-      max_cassette = 95;
-      break;
-    case Instrument::kAmor:
-    case Instrument::kTblMb:
-      g.logical_ = ess::LogicalGeometry{kStripsPerCassette, 14 * kWiresPerCassette};
-      g.wire_vmm_parity_ = 1;
-      g.wires_reversed_ = true;
-      max_cassette = 13;
-      break;
-    case Instrument::kFreia:
-      g.logical_ = ess::LogicalGeometry{kStripsPerCassette, 32 * kWiresPerCassette};
-      g.wire_vmm_parity_ = 0;
-      g.wires_reversed_ = true;
-      max_cassette = 31;
-      break;
-  }
+  const Layout layout = layout_of(g.rules_);
+  g.logical_ = layout.logical;
+  g.wire_vmm_parity_ = layout.wire_vmm_parity;
+  g.wires_reversed_ = layout.wires_reversed;
 
   g.ring_used_.assign(kMaxRing + 1, 0);
   g.fen_used_.assign((kMaxRing + 1) * (kMaxFen + 1), 0);
   g.hybrid_table_.assign((kMaxRing + 1) * (kMaxFen + 1) * (kMaxHybrid + 1), -1);
-  std::vector<std::uint8_t> cassette_seen(max_cassette + 1, 0);
-
-  const auto entries = root.at("Config").elements(1, max_cassette + 1);
+  std::vector<std::uint8_t> cassette_seen(layout.max_cassette + 1, 0);
+  const auto entries = root.at("Config").elements(1, layout.max_cassette + 1);
   for (const JsonNode& e : entries) {
-    if (!e.is_object()) e.fail("is not an object; expected a cassette entry");
-    e.check_keys({"CassetteNumber", "Ring", "FEN", "Hybrid", "HybridId", "Thresholds"});
-    CassetteConfig c{};
-    c.cassette_number = static_cast<std::uint32_t>(e.get_int("CassetteNumber", 0, max_cassette));
-    c.ring = static_cast<std::uint8_t>(e.get_int("Ring", 0, kMaxRing));
-    c.fen = static_cast<std::uint8_t>(e.get_int("FEN", 0, kMaxFen));
-    c.hybrid = static_cast<std::uint8_t>(e.get_int("Hybrid", 0, kMaxHybrid));
-    const JsonNode id = e.at("HybridId");
-    c.hybrid_id = id.as_string();
-    if (c.hybrid_id.size() != kHybridIdLength) {
-      id.fail("\"" + c.hybrid_id + "\" has " + std::to_string(c.hybrid_id.size()) +
-              " characters; expected " + std::to_string(kHybridIdLength));
-    }
-    const JsonNode thresholds = e.at("Thresholds");
-    const auto per_vmm = thresholds.elements(2, 2);
-    for (unsigned v = 0; v < 2; ++v) {
-      const auto one = per_vmm[v].elements(1, 1);
-      c.thresholds[v] = static_cast<std::uint16_t>(one[0].as_int(0, 1023));
-    }
-    if (cassette_seen[c.cassette_number] != 0) {
-      e.at("CassetteNumber")
-          .fail("cassette " + std::to_string(c.cassette_number) +
-                " is used twice; expected each cassette once");
-    }
-    cassette_seen[c.cassette_number] = 1;
-    if (g.find_hybrid(c.hybrid_id) >= 0) {
-      id.fail("\"" + c.hybrid_id + "\" is used twice; expected each hybrid once");
-    }
-    const std::uint32_t fen_index = c.ring * (kMaxFen + 1) + c.fen;
-    std::int16_t& slot = g.hybrid_table_[fen_index * (kMaxHybrid + 1) + c.hybrid];
-    if (slot >= 0) {
-      e.at("Hybrid").fail("ring " + std::to_string(c.ring) + ", FEN " + std::to_string(c.fen) +
-                          ", hybrid " + std::to_string(c.hybrid) +
-                          " is used twice; expected each hybrid once");
-    }
-    if (g.rules_ == Instrument::kEstia) {
-      c.wire_offset = static_cast<std::uint16_t>((c.cassette_number % 48) * kWiresPerCassette);
-      c.strip_offset = static_cast<std::uint16_t>((c.cassette_number / 48) * kStripsPerCassette);
-    } else {
-      c.wire_offset = static_cast<std::uint16_t>(c.cassette_number * kWiresPerCassette);
-      c.strip_offset = 0;
-    }
-    slot = static_cast<std::int16_t>(g.cassettes_.size());
-    g.ring_used_[c.ring] = 1;
-    g.fen_used_[fen_index] = 1;
-    g.cassettes_.push_back(std::move(c));
+    g.add_cassette(e, read_cassette(e, layout.max_cassette), cassette_seen);
   }
   return g;
+}
+
+void Geometry::add_cassette(const JsonNode& e, CassetteConfig c,
+                            std::vector<std::uint8_t>& cassette_seen) {
+  if (cassette_seen[c.cassette_number] != 0) {
+    e.at("CassetteNumber")
+        .fail("cassette " + std::to_string(c.cassette_number) +
+              " is used twice; expected each cassette once");
+  }
+  cassette_seen[c.cassette_number] = 1;
+  if (find_hybrid(c.hybrid_id) >= 0) {
+    e.at("HybridId").fail("\"" + c.hybrid_id + "\" is used twice; expected each hybrid once");
+  }
+  const std::uint32_t fen_index = c.ring * (kMaxFen + 1) + c.fen;
+  std::int16_t& slot = hybrid_table_[fen_index * (kMaxHybrid + 1) + c.hybrid];
+  if (slot >= 0) {
+    e.at("Hybrid").fail("ring " + std::to_string(c.ring) + ", FEN " + std::to_string(c.fen) +
+                        ", hybrid " + std::to_string(c.hybrid) +
+                        " is used twice; expected each hybrid once");
+  }
+  if (rules_ == Instrument::kEstia) {
+    c.wire_offset = static_cast<std::uint16_t>((c.cassette_number % 48) * kWiresPerCassette);
+    c.strip_offset = static_cast<std::uint16_t>((c.cassette_number / 48) * kStripsPerCassette);
+  } else {
+    c.wire_offset = static_cast<std::uint16_t>(c.cassette_number * kWiresPerCassette);
+    c.strip_offset = 0;
+  }
+  slot = static_cast<std::int16_t>(cassettes_.size());
+  ring_used_[c.ring] = 1;
+  fen_used_[fen_index] = 1;
+  cassettes_.push_back(std::move(c));
 }
 
 }  // namespace efu::multiblade

@@ -13,6 +13,7 @@
 
 namespace efu {
 class JsonDocument;
+class JsonNode;
 }
 
 namespace efu::multiblade {
@@ -167,6 +168,10 @@ class Geometry {
 
  private:
   static Geometry load(const JsonDocument& doc);
+  /// Checks that `c` (read from `entry`) uses a cassette number and hybrid no entry before used,
+  /// then adds it. `cassette_seen` is indexed by cassette number.
+  void add_cassette(const JsonNode& entry, CassetteConfig c,
+                    std::vector<std::uint8_t>& cassette_seen);
 
   std::string origin_;
   Instrument instrument_ = Instrument::kFreia;

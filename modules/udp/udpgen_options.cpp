@@ -21,8 +21,8 @@ std::string format_number(double v) {
   return out.str();
 }
 
-void validate(const CLI::App& app, UdpgenOptions& o, double rate_gbps, double rate_pps,
-              bool udptx) {
+// --size against the sequence format's minimum (--udptx-format picks the format).
+void validate_size(UdpgenOptions& o, bool udptx) {
   if (udptx) o.format = SeqFormat::kUdptx32;
   const std::uint32_t min_size = seq_size(o.format);
   if (o.size < min_size || o.size > kMaxUserData) {
@@ -30,6 +30,10 @@ void validate(const CLI::App& app, UdpgenOptions& o, double rate_gbps, double ra
                       std::to_string(min_size) + ".." + std::to_string(kMaxUserData) +
                       " user data bytes for the " + seq_format_name(o.format) + " format");
   }
+}
+
+// --count and --duration; without either the run ends after kDefaultCount datagrams.
+void validate_extent(const CLI::App& app, UdpgenOptions& o) {
   if (app.count("--count") && o.count == 0) {
     throw ConfigError("--count: '0' is out of range; expected at least 1 datagram");
   }
@@ -38,34 +42,47 @@ void validate(const CLI::App& app, UdpgenOptions& o, double rate_gbps, double ra
                       "' is out of range; expected seconds > 0");
   }
   if (o.count == 0 && o.duration_s == 0) o.count = kDefaultCount;
+}
+
+// --rate-gbps, converted to datagrams/s at --size.
+void set_rate_gbps(UdpgenOptions& o, double rate_gbps) {
+  if (!(rate_gbps > 0) || rate_gbps > kMaxGbps) {
+    throw ConfigError("--rate-gbps: '" + format_number(rate_gbps) +
+                      "' is out of range; expected > 0 and <= " + format_number(kMaxGbps));
+  }
+  o.pps = rate_gbps * 1e9 / (8.0 * o.size);
+  if (o.pps > kMaxPps) {
+    throw ConfigError("--rate-gbps: '" + format_number(rate_gbps) + "' at --size " +
+                      std::to_string(o.size) + " needs " + format_number(o.pps) +
+                      " datagrams/s; expected at most 1e9 (one per ns)");
+  }
+}
+
+void set_rate_pps(UdpgenOptions& o, double rate_pps) {
+  if (!(rate_pps > 0) || rate_pps > kMaxPps) {
+    throw ConfigError("--rate-pps: '" + format_number(rate_pps) +
+                      "' is out of range; expected > 0 and <= 1e9 (one per ns)");
+  }
+  o.pps = rate_pps;
+  const double gbps = rate_pps * 8.0 * o.size / 1e9;
+  if (gbps > kMaxGbps) {
+    throw ConfigError("--rate-pps: '" + format_number(rate_pps) + "' at --size " +
+                      std::to_string(o.size) + " is " + format_number(gbps) +
+                      " Gb/s; expected at most " + format_number(kMaxGbps));
+  }
+}
+
+// At most one of --rate-gbps and --rate-pps; neither leaves the sender unthrottled.
+void validate_rate(const CLI::App& app, UdpgenOptions& o, double rate_gbps, double rate_pps) {
   if (app.count("--rate-gbps") && app.count("--rate-pps")) {
     throw ConfigError("--rate-gbps and --rate-pps were both given; expected at most one");
   }
-  if (app.count("--rate-gbps")) {
-    if (!(rate_gbps > 0) || rate_gbps > kMaxGbps) {
-      throw ConfigError("--rate-gbps: '" + format_number(rate_gbps) +
-                        "' is out of range; expected > 0 and <= " + format_number(kMaxGbps));
-    }
-    o.pps = rate_gbps * 1e9 / (8.0 * o.size);
-    if (o.pps > kMaxPps) {
-      throw ConfigError("--rate-gbps: '" + format_number(rate_gbps) + "' at --size " +
-                        std::to_string(o.size) + " needs " + format_number(o.pps) +
-                        " datagrams/s; expected at most 1e9 (one per ns)");
-    }
-  }
-  if (app.count("--rate-pps")) {
-    if (!(rate_pps > 0) || rate_pps > kMaxPps) {
-      throw ConfigError("--rate-pps: '" + format_number(rate_pps) +
-                        "' is out of range; expected > 0 and <= 1e9 (one per ns)");
-    }
-    o.pps = rate_pps;
-    const double gbps = rate_pps * 8.0 * o.size / 1e9;
-    if (gbps > kMaxGbps) {
-      throw ConfigError("--rate-pps: '" + format_number(rate_pps) + "' at --size " +
-                        std::to_string(o.size) + " is " + format_number(gbps) +
-                        " Gb/s; expected at most " + format_number(kMaxGbps));
-    }
-  }
+  if (app.count("--rate-gbps")) set_rate_gbps(o, rate_gbps);
+  if (app.count("--rate-pps")) set_rate_pps(o, rate_pps);
+}
+
+// The sending details: --batch, --skip-every, --sndbuf, --cpu, --stats-interval.
+void validate_sending(const CLI::App& app, const UdpgenOptions& o) {
   if (o.batch < 1 || o.batch > kMaxBatch) {
     throw ConfigError("--batch: '" + std::to_string(o.batch) + "' is out of range; expected 1.." +
                       std::to_string(kMaxBatch));
@@ -83,6 +100,15 @@ void validate(const CLI::App& app, UdpgenOptions& o, double rate_gbps, double ra
     throw ConfigError("--stats-interval: '" + format_number(o.stats_interval_s) +
                       "' is negative; expected seconds (0 = off)");
   }
+}
+
+// The checks run in this order and the first failure is the one reported.
+void validate(const CLI::App& app, UdpgenOptions& o, double rate_gbps, double rate_pps,
+              bool udptx) {
+  validate_size(o, udptx);
+  validate_extent(app, o);
+  validate_rate(app, o, rate_gbps, rate_pps);
+  validate_sending(app, o);
 }
 
 }  // namespace

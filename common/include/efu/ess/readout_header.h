@@ -86,6 +86,9 @@ class HeaderParser {
   HeaderStatus parse(const std::uint8_t* data, std::uint32_t size, PacketHeader& out) noexcept;
 
  private:
+  HeaderStatus reject(HeaderError error) noexcept;
+  void count_sequence_error(std::uint32_t gap) noexcept;
+
   HeaderSettings settings_;
   Counter& packets_;
   Counter& heartbeats_;
