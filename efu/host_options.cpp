@@ -39,6 +39,10 @@ constexpr OptionSpec kHostOptions[] = {
      "processing thread)"},
     {"processing-threads", OptionType::kInt, "1",
      "Processing threads, each with its own rings and pipeline"},
+    {"wait-policy", OptionType::kString, "adaptive",
+     "How a processing thread waits for packets: adaptive (spins only while packets come closer "
+     "together than a sleep and wake-up cost, else sleeps), spin (spins 100 us after each batch, "
+     "then sleeps: for cores given to efu alone) or sleep"},
     {"receive-threads", OptionType::kInt, "1",
      "socket: receive threads, each with its own socket on the port (SO_REUSEPORT; the kernel "
      "spreads flows by address)"},

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string_view>
 
+#include <spdlog/spdlog.h>
+
 #include "efu/errors.h"
 
 #ifndef EFU_INSTALL_PLUGIN_DIR
@@ -54,74 +56,92 @@ std::vector<std::string> plugin_search_path() {
   return unique;
 }
 
-LoadedPlugin load_plugin(const std::string& name_or_path) {
-  std::string path;
+namespace {
+
+// The file `name_or_path` names: itself if it is a path, else efu_<name>.so on the search path.
+std::string find_plugin_file(const std::string& name_or_path) {
   const bool is_path = name_or_path.find('/') != std::string::npos ||
                        std::string_view(name_or_path).ends_with(kFileSuffix);
   if (is_path) {
-    path = name_or_path;
-    if (!fs::exists(path)) {
-      throw ConfigError("--module: '" + path + "' does not exist; expected a plugin .so file");
+    if (!fs::exists(name_or_path)) {
+      throw ConfigError("--module: '" + name_or_path +
+                        "' does not exist; expected a plugin .so file");
     }
-  } else {
-    const std::string file = std::string(kFilePrefix) + name_or_path + std::string(kFileSuffix);
-    std::string searched;
-    for (const std::string& dir : plugin_search_path()) {
-      const fs::path candidate = fs::path(dir) / file;
-      if (fs::exists(candidate)) {
-        path = candidate.string();
-        break;
-      }
-      searched += (searched.empty() ? "" : ":") + dir;
-    }
-    if (path.empty()) {
-      std::string known;
-      for (const LoadedPlugin& p : list_plugins().plugins) {
-        known += (known.empty() ? "" : ", ") + std::string(p.descriptor->name);
-      }
-      throw ConfigError("--module: no plugin '" + name_or_path + "' (" + file + ") in " + searched +
-                        "; expected one of: " + (known.empty() ? "(none found)" : known) +
-                        " (or set EFU_PLUGIN_PATH)");
-    }
+    return name_or_path;
   }
+  const std::string file = std::string(kFilePrefix) + name_or_path + std::string(kFileSuffix);
+  std::string searched;
+  for (const std::string& dir : plugin_search_path()) {
+    const fs::path candidate = fs::path(dir) / file;
+    if (fs::exists(candidate)) return candidate.string();
+    searched += (searched.empty() ? "" : ":") + dir;
+  }
+  std::string known;
+  for (const LoadedPlugin& p : list_plugins().plugins) {
+    known += (known.empty() ? "" : ", ") + std::string(p.descriptor->name);
+  }
+  throw ConfigError("--module: no plugin '" + name_or_path + "' (" + file + ") in " + searched +
+                    "; expected one of: " + (known.empty() ? "(none found)" : known) +
+                    " (or set EFU_PLUGIN_PATH)");
+}
 
+// The descriptor the entry symbol of the loaded `handle` returns.
+const PluginDescriptor* entry_descriptor(void* handle, const std::string& path) {
+  dlerror();
+  auto entry = reinterpret_cast<EntryFn>(dlsym(handle, EFU_PLUGIN_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    // The message is copied here: dlclose() frees the string dlerror() returned.
+    const char* err = dlerror();
+    throw ConfigError("--module: '" + path + "' is not an efu plugin: no symbol " +
+                      EFU_PLUGIN_ENTRY_SYMBOL + " (" + (err ? err : "not found") + ")");
+  }
+  const PluginDescriptor* d = entry();
+  if (d == nullptr) {
+    throw ConfigError("--module: '" + path + "': " + EFU_PLUGIN_ENTRY_SYMBOL +
+                      "() returned no descriptor; expected a PluginDescriptor");
+  }
+  return d;
+}
+
+// The ABI first: a descriptor of another ABI may have another layout, so nothing else of it is
+// read before that check.
+void check_descriptor(const PluginDescriptor& d, const std::string& path) {
+  if (d.abi_version != kPluginAbiVersion) {
+    throw ConfigError("--module: '" + path + "' was built for plugin ABI " +
+                      std::to_string(d.abi_version) + ", this efu has plugin ABI " +
+                      std::to_string(kPluginAbiVersion) + "; expected a plugin rebuilt against " +
+                      "this efu's headers");
+  }
+  if (d.name == nullptr || d.version == nullptr || d.create == nullptr ||
+      (d.option_count != 0 && d.options == nullptr)) {
+    throw ConfigError("--module: '" + path +
+                      "' has an incomplete descriptor; expected name, version and create");
+  }
+  if ((d.init == nullptr) != (d.release == nullptr)) {
+    throw ConfigError("--module: '" + path + "' has " +
+                      (d.init ? "init but no release" : "release but no init") +
+                      "; expected both or neither");
+  }
+}
+
+}  // namespace
+
+LoadedPlugin load_plugin(const std::string& name_or_path) {
+  const std::string path = find_plugin_file(name_or_path);
   // RTLD_NOW: an unresolved symbol fails here, with its name, not later mid-run.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* err = dlerror();
     throw ConfigError("--module: cannot load '" + path + "': " + (err ? err : "unknown error"));
   }
-  dlerror();
-  auto entry = reinterpret_cast<EntryFn>(dlsym(handle, EFU_PLUGIN_ENTRY_SYMBOL));
-  if (entry == nullptr) {
-    // Copy the message first: dlclose() frees the string dlerror() returned.
-    const char* err = dlerror();
-    const std::string reason = err ? err : "not found";
+  try {
+    const PluginDescriptor* d = entry_descriptor(handle, path);
+    check_descriptor(*d, path);
+    return LoadedPlugin{path, d};
+  } catch (const ConfigError&) {
     dlclose(handle);
-    throw ConfigError("--module: '" + path + "' is not an efu plugin: no symbol " +
-                      EFU_PLUGIN_ENTRY_SYMBOL + " (" + reason + ")");
+    throw;
   }
-  const PluginDescriptor* d = entry();
-  if (d == nullptr) {
-    dlclose(handle);
-    throw ConfigError("--module: '" + path + "': " + EFU_PLUGIN_ENTRY_SYMBOL +
-                      "() returned no descriptor; expected a PluginDescriptor");
-  }
-  if (d->abi_version != kPluginAbiVersion) {
-    const std::uint32_t theirs = d->abi_version;
-    dlclose(handle);
-    throw ConfigError("--module: '" + path + "' was built for plugin ABI " +
-                      std::to_string(theirs) + ", this efu has plugin ABI " +
-                      std::to_string(kPluginAbiVersion) + "; expected a plugin rebuilt against " +
-                      "this efu's headers");
-  }
-  if (d->name == nullptr || d->version == nullptr || d->create == nullptr ||
-      (d->option_count != 0 && d->options == nullptr)) {
-    dlclose(handle);
-    throw ConfigError("--module: '" + path +
-                      "' has an incomplete descriptor; expected name, version and create");
-  }
-  return LoadedPlugin{path, d};
 }
 
 PluginListing list_plugins() {
@@ -151,6 +171,61 @@ PluginListing list_plugins() {
     }
   }
   return listing;
+}
+
+PluginInstance::PluginInstance(const PluginDescriptor& descriptor, const OptionValues& options,
+                               CounterRegistry& counters, unsigned instances, const SinkOf& sink_of)
+    : descriptor_(descriptor) {
+  try {
+    if (descriptor_.init != nullptr) shared_ = descriptor_.init(options);
+    create_all(options, counters, instances, sink_of);
+  } catch (const ConfigError&) {
+    destroy();
+    throw;
+  } catch (...) {
+    const std::string why = current_exception_text();
+    destroy();
+    throw ConfigError(std::string("--module: plugin '") + descriptor_.name +
+                      "' failed to start: " + why);
+  }
+}
+
+PluginInstance::~PluginInstance() { destroy(); }
+
+void PluginInstance::create_all(const OptionValues& options, CounterRegistry& counters,
+                                unsigned instances, const SinkOf& sink_of) {
+  contexts_.reserve(instances);  // a pipeline may keep a reference to its context
+  pipelines_.reserve(instances);
+  for (unsigned i = 0; i < instances; ++i) {
+    contexts_.push_back(PipelineContext{options, counters, sink_of(i), i, instances, shared_});
+    pipelines_.emplace_back(descriptor_.create(contexts_.back()));
+    if (!pipelines_.back()) {
+      throw ConfigError(std::string("--module: plugin '") + descriptor_.name +
+                        "' created no pipeline");
+    }
+  }
+}
+
+void PluginInstance::destroy() noexcept {
+  // The pipelines first, in reverse order of creation: they may read the shared state until
+  // they are gone. Then the state, once.
+  while (!pipelines_.empty()) pipelines_.pop_back();
+  if (shared_ != nullptr && descriptor_.release != nullptr) descriptor_.release(shared_);
+  shared_ = nullptr;
+}
+
+std::string unrouted_warning(const PluginDescriptor& descriptor, unsigned threads) {
+  if (descriptor.route_key != nullptr || threads < 2) return {};
+  return std::string("plugin '") + descriptor.name + "' has no route_key: every packet goes to " +
+         "processing thread 0 of the " + std::to_string(threads) +
+         " (--processing-threads); run it with --processing-threads 1";
+}
+
+bool warn_if_unrouted(const PluginDescriptor& descriptor, unsigned threads) {
+  const std::string warning = unrouted_warning(descriptor, threads);
+  if (warning.empty()) return false;
+  spdlog::warn("{}", warning);
+  return true;
 }
 
 }  // namespace efu

@@ -15,15 +15,42 @@
 namespace efu {
 namespace {
 
-// Waiting with nothing to do: after work, spin for a short while (lowest latency; at rates of
-// tens of kHz the next batch arrives within it, so the receive thread never has to wake this
-// one), yielding now and then so a receive thread sharing the core can run; then sleep on the
-// Wakeup until a receive thread pushes or the next tick is due. A sleep that ends with nothing
-// to do goes straight back to sleep, so an idle efu wakes only for its ticks.
+// Waiting with nothing to do. Spinning through a gap of g ns costs g ns of CPU and adds no
+// latency; sleeping costs one sleep and wake-up (C: the futex_wait, being switched out and back
+// in, and the receive thread's FUTEX_WAKE) whatever the gap, and adds the wake-up's latency. Per
+// gap the cheaper one is
+//   spin if g < C, else sleep,
+// which keeps a thread's CPU within busy + min(g, C) per gap. The gap is not known in advance:
+// WaitPolicy::kAdaptive takes the mean of the last gaps (GapAverage) as the next one, with
+// C = kAdaptiveSpinNs, and when it spins, spins at most C before it sleeps after all (a gap that
+// turned out long then costs at most C more than sleeping at once would have).
+//
+// C on this project's VM (2 vCPUs, Linux 6.18; benchmarks/host/wakeup_cost.cpp, figures in
+// benchmarks/results/wait-policy/): with the receive and processing threads on one core, 2.9 to
+// 3.4 us for both sides at gaps of 10 to 50 us (the sleeping thread 2.0, the waking one 1.2).
+// kAdaptiveSpinNs is that rounded up to 5 us: through a gap of 3 to 5 us a spin costs at most
+// 2 us more than a sleep would, and spares the packet a 2.3 us wake-up latency. Across cores
+// this VM (a nested hypervisor) takes 17 to 38 us; a server's own cores take a few us, as one
+// core does here, so the threshold is not raised for it (docs/host.md "Waiting for packets").
+//
+// WaitPolicy::kSpin is the old fixed wait: spin kSpinNs after work, so that at rates of tens of
+// kHz the next batch arrives within it and the receive thread never has to wake this one; it
+// suits a core given to efu alone, and costs a whole core at any rate above 10 kHz. Spinning
+// yields now and then so a receive thread sharing the core can run. A sleep that ends with
+// nothing to do goes straight back to sleep (no new spin), so an idle efu wakes only for its
+// ticks under every policy.
 constexpr std::uint64_t kSpinNs = 100'000;
 constexpr unsigned kPollsPerYield = 64;
 
 }  // namespace
+
+WaitPolicy parse_wait_policy(const std::string& text) {
+  if (text == "adaptive") return WaitPolicy::kAdaptive;
+  if (text == "spin") return WaitPolicy::kSpin;
+  if (text == "sleep") return WaitPolicy::kSleep;
+  throw ConfigError("--wait-policy: '" + text +
+                    "' is not a policy; expected adaptive, spin or sleep");
+}
 
 std::uint64_t steady_now_ns() noexcept {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -42,11 +69,13 @@ Processor::Processor(std::vector<Lane*> lanes, Pipeline& pipeline, EventOutput& 
       views_(config.batch_size),
       slots_(config.batch_size),
       raw_countdown_(config.raw_sample_every),
+      gaps_(config.adaptive_spin_ns),
       packets_(counters.counter("process.packets")),
       batches_(counters.counter("process.batches")),
       exceptions_(counters.counter("process.errors.exception")),
       raw_samples_(counters.counter("process.raw_samples")),
       idle_ns_(counters.counter("process.idle_ns")),
+      busy_ns_(counters.counter("process.busy_ns")),
       sleeps_(counters.counter("process.sleeps")) {
   for (Lane* lane : lanes_) {
     lane->wakeup = &wakeup_;
@@ -145,16 +174,55 @@ void Processor::tick_when_caught_up(std::uint64_t now_ns) {
   }
 }
 
+std::uint64_t Processor::spin_budget_ns() const noexcept {
+  switch (config_.wait_policy) {
+    case WaitPolicy::kSpin:
+      return kSpinNs;
+    case WaitPolicy::kSleep:
+      return 0;
+    case WaitPolicy::kAdaptive:
+      break;
+  }
+  return gaps_.mean_ns() < config_.adaptive_spin_ns ? config_.adaptive_spin_ns : 0;
+}
+
+void Processor::end_wait(std::uint64_t idle_since, std::uint64_t now) noexcept {
+  idle_ns_.add(now - idle_since);
+  // After a sleep, the work arrived when the receive thread woke this one, not when this thread
+  // got its core back; a wake-up from before this wait (or none) leaves the thread's own clock.
+  const std::uint64_t notified = wakeup_.notified_ns();
+  const std::uint64_t arrived = notified > idle_since && notified < now ? notified : now;
+  gaps_.add(arrived - idle_since);
+}
+
+void Processor::wait_once(std::uint64_t now, std::uint64_t spin_until, unsigned empty_polls,
+                          const std::atomic<bool>& input_done) {
+  if (now < spin_until) {
+    if (empty_polls % kPollsPerYield == 0) {
+      std::this_thread::yield();
+    } else {
+      cpu_relax();
+    }
+    return;
+  }
+  const std::uint64_t until_tick = next_tick_ns_ > now ? next_tick_ns_ - now : 0;
+  sleeps_.add();
+  wakeup_.sleep(until_tick,
+                [&] { return !lanes_empty() || input_done.load(std::memory_order_acquire); });
+}
+
 void Processor::run(const std::atomic<bool>& input_done) {
   unsigned empty_polls = 0;
   std::uint64_t idle_since = 0;
-  std::uint64_t spin_until = 0;  // after work: spin until then before sleeping
+  std::uint64_t busy_since = steady_now_ns();
+  std::uint64_t spin_until = 0;  // after work: spin until then before sleeping (0: not decided)
   for (;;) {
     const std::uint64_t now = steady_now_ns();
     if (now >= next_tick_ns_) tick_when_caught_up(now);
     if (process_batch() != 0) {
       if (empty_polls != 0) {
-        idle_ns_.add(now - idle_since);
+        end_wait(idle_since, now);
+        busy_since = now;
         empty_polls = 0;
       }
       spin_until = 0;
@@ -165,22 +233,17 @@ void Processor::run(const std::atomic<bool>& input_done) {
     if (input_done.load(std::memory_order_acquire) && lanes_empty()) break;
     if (empty_polls++ == 0) {
       idle_since = now;
-      if (spin_until == 0) spin_until = now + kSpinNs;
+      busy_ns_.add(now - busy_since);
+      if (spin_until == 0) spin_until = now + spin_budget_ns();
     }
-    if (now < spin_until) {
-      if (empty_polls % kPollsPerYield == 0) {
-        std::this_thread::yield();
-      } else {
-        cpu_relax();
-      }
-      continue;
-    }
-    const std::uint64_t until_tick = next_tick_ns_ > now ? next_tick_ns_ - now : 0;
-    sleeps_.add();
-    wakeup_.sleep(until_tick,
-                  [&] { return !lanes_empty() || input_done.load(std::memory_order_acquire); });
+    wait_once(now, spin_until, empty_polls, input_done);
   }
-  if (empty_polls != 0) idle_ns_.add(steady_now_ns() - idle_since);
+  const std::uint64_t end = steady_now_ns();
+  if (empty_polls == 0) {
+    busy_ns_.add(end - busy_since);
+  } else {
+    idle_ns_.add(end - idle_since);
+  }
   try {
     pipeline_.flush();
   } catch (...) {

@@ -33,19 +33,13 @@ Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::
       rejected_(config.batch_size),
       control_(config.gro ? config.batch_size * kControlSpace : 0),
       want_(config.batch_size),
-      packets_(counters.counter("receive.packets")),
-      bytes_(counters.counter("receive.bytes")),
-      truncated_(counters.counter("receive.truncated")),
-      empty_(counters.counter("receive.dropped.empty")),
-      dropped_kernel_(counters.counter("receive.dropped.kernel")),
-      dropped_ring_full_(counters.counter("receive.dropped.ring_full")),
+      counters_(counters),
       dropped_at_stop_(counters.counter("receive.dropped.at_stop")),
-      no_free_slot_(counters.counter("receive.stalled.no_free_slot")),
       errors_(counters.counter("receive.errors")),
       gro_buffers_(counters.counter("receive.gro.buffers")),
       dispatch_(pool, std::move(lanes), route_key,
                 std::size_t{config.batch_size} * (config.gro ? kMaxGroSegments : 1),
-                dropped_ring_full_) {
+                counters_.dropped_ring_full) {
   for (unsigned i = 0; i < config.batch_size; ++i) {
     iovecs_[i] = iovec{nullptr, slot_size_};
     msghdr& h = messages_[i].msg_hdr;
@@ -88,7 +82,7 @@ void Receiver::poll_kernel_drops() noexcept {
 void Receiver::count_kernel_drops(std::uint32_t total) noexcept {
   // A cumulative 32-bit count: add what is new since the last one counted (wrapping).
   if (total != kernel_drops_seen_) {
-    dropped_kernel_.add(static_cast<std::uint32_t>(total - kernel_drops_seen_));
+    counters_.dropped_kernel.add(static_cast<std::uint32_t>(total - kernel_drops_seen_));
     kernel_drops_seen_ = total;
   }
 }
@@ -100,10 +94,27 @@ int Receiver::receive_batch(bool dont_wait) {
   const unsigned want = static_cast<unsigned>(std::min<std::size_t>(want_, dispatch_.free_slots()));
   if (want == 0) {
     // Cannot happen with a pool sized by pool_slots_needed(); counted in case it ever does.
-    no_free_slot_.add();
+    counters_.no_free_slot.add();
     std::this_thread::yield();
     return 0;
   }
+  prepare_messages(want);
+  const int n =
+      recvmmsg(fd_, messages_.data(), want, dont_wait ? MSG_DONTWAIT : MSG_WAITFORONE, nullptr);
+  if (n <= 0) {
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) errors_.add();
+    return n < 0 && dont_wait && (errno == EAGAIN || errno == EWOULDBLOCK) ? -1 : 0;
+  }
+  const std::uint64_t message_bytes = stage_messages(static_cast<unsigned>(n));
+  dispatch_.push();
+  if (config_.batch_bytes != 0) {
+    want_ = messages_within_budget(config_.batch_bytes, message_bytes, static_cast<unsigned>(n),
+                                   config_.batch_size);
+  }
+  return n;
+}
+
+void Receiver::prepare_messages(unsigned want) noexcept {
   PacketPool& pool = dispatch_.pool();
   for (unsigned i = 0; i < want; ++i) {
     const std::uint32_t slot = dispatch_.peek_free(i);
@@ -117,74 +128,71 @@ int Receiver::receive_batch(bool dont_wait) {
     }
     if (config_.gro) h.msg_controllen = kControlSpace;
   }
-  const int n =
-      recvmmsg(fd_, messages_.data(), want, dont_wait ? MSG_DONTWAIT : MSG_WAITFORONE, nullptr);
-  if (n <= 0) {
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) errors_.add();
-    return n < 0 && dont_wait && (errno == EAGAIN || errno == EWOULDBLOCK) ? -1 : 0;
-  }
+}
 
+Receiver::Message Receiver::classify(const mmsghdr& message) noexcept {
+  constexpr Message kRejected{0, 0, 0};
+  const msghdr& h = message.msg_hdr;
+  const std::uint32_t size = message.msg_len;
+  if ((h.msg_flags & MSG_TRUNC) != 0) {
+    counters_.truncated.add();
+    return kRejected;
+  }
+  if (size == 0) {
+    counters_.empty.add();
+    return kRejected;
+  }
+  // With UDP GRO every message has its segment size in control data.
+  const std::uint32_t gro_size = config_.gro ? gro_segment_size(h) : 0;
+  if (gro_size != 0 && size > gro_size) {
+    // A coalesced buffer: datagrams of gro_size bytes, the last one possibly shorter.
+    const std::uint32_t segments = (size + gro_size - 1) / gro_size;
+    if (gro_size > config_.max_datagram) {  // what the plain path would have truncated
+      counters_.truncated.add(segments);
+      return kRejected;
+    }
+    return Message{size, gro_size, segments};
+  }
+  if (size > config_.max_datagram) {  // only with GRO's larger slots
+    counters_.truncated.add();
+    return kRejected;
+  }
+  return Message{size, size, 1};
+}
+
+std::uint64_t Receiver::stage_messages(unsigned n) noexcept {
   std::uint64_t byte_count = 0;
   std::uint64_t datagrams = 0;
   std::uint64_t message_bytes = 0;  // what the kernel copied, rejected messages included
-  // Message i is in the i-th free slot from the top of the stack (peek_free(i) above), so the
-  // slots must be taken in exactly that order. A rejected message's slot is therefore set aside
-  // and given back only after the loop: given back at once, it would be on top of the stack
-  // again, and the next take() would hand the rejected message's bytes to message i + 1 (and
-  // every later message of the batch the bytes of the one before it, the last one's lost).
+  // Message i is in the i-th free slot from the top of the stack (peek_free(i) in
+  // prepare_messages), so the slots must be taken in exactly that order. A rejected message's
+  // slot is therefore set aside and given back only after the loop: given back at once, it would
+  // be on top of the stack again, and the next take() would hand the rejected message's bytes to
+  // message i + 1 (and every later message of the batch the bytes of the one before it, the last
+  // one's lost).
   unsigned rejected = 0;
-  for (int i = 0; i < n; ++i) {
+  for (unsigned i = 0; i < n; ++i) {
     message_bytes += messages_[i].msg_len;
     const std::uint32_t slot = dispatch_.take();  // the slots recvmmsg filled, in order
-    const msghdr& h = messages_[i].msg_hdr;
-    // With UDP GRO every message has its segment size in control data.
-    const std::uint32_t gro_size = config_.gro ? gro_segment_size(h) : 0;
-    const std::uint32_t size = messages_[i].msg_len;
-    if ((h.msg_flags & MSG_TRUNC) != 0) {
-      truncated_.add();
+    const Message m = classify(messages_[i]);
+    if (m.segments == 0) {
       rejected_[rejected++] = slot;
-      continue;
-    }
-    if (size == 0) {
-      empty_.add();
-      rejected_[rejected++] = slot;
-      continue;
-    }
-    if (gro_size != 0 && size > gro_size) {
-      // A coalesced buffer: datagrams of gro_size bytes, the last one possibly shorter.
-      const std::uint32_t segments = (size + gro_size - 1) / gro_size;
-      if (gro_size > config_.max_datagram) {  // what the plain path would have truncated
-        truncated_.add(segments);
-        rejected_[rejected++] = slot;
-        continue;
-      }
+    } else if (m.segments == 1) {
+      dispatch_.stage_single(slot, m.size);
+    } else {
       gro_buffers_.add();
-      dispatch_.begin_segments(slot, segments);
-      for (std::uint32_t offset = 0; offset < size; offset += gro_size) {
-        dispatch_.stage(slot, offset, std::min(gro_size, size - offset));
+      dispatch_.begin_segments(slot, m.segments);
+      for (std::uint32_t offset = 0; offset < m.size; offset += m.segment) {
+        dispatch_.stage(slot, offset, std::min(m.segment, m.size - offset));
       }
-      datagrams += segments;
-      byte_count += size;
-      continue;
     }
-    if (size > config_.max_datagram) {  // only with GRO's larger slots
-      truncated_.add();
-      rejected_[rejected++] = slot;
-      continue;
-    }
-    dispatch_.stage_single(slot, size);
-    ++datagrams;
-    byte_count += size;
+    datagrams += m.segments;
+    byte_count += m.segments == 0 ? 0 : m.size;
   }
   for (unsigned r = 0; r < rejected; ++r) dispatch_.give_back(rejected_[r]);
-  packets_.add(datagrams);
-  bytes_.add(byte_count);
-  dispatch_.push();
-  if (config_.batch_bytes != 0) {
-    want_ = messages_within_budget(config_.batch_bytes, message_bytes, static_cast<unsigned>(n),
-                                   config_.batch_size);
-  }
-  return n;
+  counters_.packets.add(datagrams);
+  counters_.bytes.add(byte_count);
+  return message_bytes;
 }
 
 void Receiver::run(const std::atomic<bool>& stop) {

@@ -14,6 +14,7 @@
 #include "efu/counters.h"
 #include "efu/packet_pool.h"
 #include "lane_dispatch.h"
+#include "receive_counters.h"
 
 namespace efu {
 
@@ -80,8 +81,8 @@ class Receiver {
 
   /// This receiver's own counter values (any thread may read them).
   ReceiverCounters own_counters() const noexcept {
-    return ReceiverCounters{packets_.get(), bytes_.get(), dropped_kernel_.get(),
-                            dropped_ring_full_.get()};
+    return ReceiverCounters{counters_.packets.get(), counters_.bytes.get(),
+                            counters_.dropped_kernel.get(), counters_.dropped_ring_full.get()};
   }
 
   /// At stop: receives what is still in the socket buffer (for up to the drain timeout), counts
@@ -104,6 +105,20 @@ class Receiver {
   static std::uint32_t gro_segment_size(const msghdr& h) noexcept;
 
  private:
+  /// A received message as receive_batch() hands it on: `segments` datagrams of `segment`
+  /// bytes (the last one possibly shorter) in `size` bytes, or none (rejected, and counted).
+  struct Message {
+    std::uint32_t size;
+    std::uint32_t segment;
+    std::uint32_t segments;
+  };
+  // Points the first `want` messages at the next free slots (in peek_free order).
+  void prepare_messages(unsigned want) noexcept;
+  // The checks of one received message; counts a rejection.
+  Message classify(const mmsghdr& message) noexcept;
+  // Takes the n messages' slots in order, stages the accepted datagrams, gives the rejected
+  // slots back after the loop; returns the bytes the kernel copied (rejected ones included).
+  std::uint64_t stage_messages(unsigned n) noexcept;
   void count_kernel_drops(std::uint32_t total) noexcept;
   std::uint64_t discard_remaining() noexcept;
 
@@ -113,7 +128,7 @@ class Receiver {
 
   std::vector<mmsghdr> messages_;
   std::vector<iovec> iovecs_;
-  std::vector<std::uint32_t> rejected_;  // this call's slots of rejected messages (see receive_batch)
+  std::vector<std::uint32_t> rejected_;  // this call's rejected slots (see stage_messages)
   std::vector<std::uint8_t> control_;    // per message, with GRO only: the UDP_GRO cmsg
   unsigned want_;                        // messages the next call asks for (batch_bytes)
   std::uint32_t kernel_drops_seen_ = 0;  // the socket's drop total counted so far
@@ -122,17 +137,11 @@ class Receiver {
   alignas(64) std::atomic<std::uint32_t> kernel_drops_polled_{0};
   std::atomic<std::uint64_t> poll_failures_{0};
 
-  Counter& packets_;
-  Counter& bytes_;
-  Counter& truncated_;
-  Counter& empty_;
-  Counter& dropped_kernel_;
-  Counter& dropped_ring_full_;
-  Counter& dropped_at_stop_;
-  Counter& no_free_slot_;
-  Counter& errors_;
-  Counter& gro_buffers_;
-  LaneDispatch dispatch_;  // after the counters: it keeps a reference to dropped_ring_full_
+  ReceiveCounters counters_;  // the receive.* names both backends keep
+  Counter& dropped_at_stop_;  // the socket's own: what finish() could not drain
+  Counter& errors_;           // failed recvmmsg() calls
+  Counter& gro_buffers_;      // coalesced buffers split into their datagrams
+  LaneDispatch dispatch_;     // after the counters: it keeps a reference to dropped_ring_full
 };
 
 }  // namespace efu

@@ -56,6 +56,7 @@ struct HostSettings {
   xdp::XdpReceiverConfig xdp_receiver;
   unsigned threads = 1;
   unsigned receive_threads = 1;
+  WaitPolicy wait_policy = WaitPolicy::kAdaptive;
   std::size_t ring_size = 4096;
   CpuPlan cpu;
   std::chrono::milliseconds stats_interval{1000};
@@ -101,6 +102,7 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.xdp_receiver.in_place = s.af_xdp && v.get_bool("xdp-in-place");
   s.cpu = parse_cpu_plan(v.get_string("cpu"));
   s.threads = static_cast<unsigned>(v.get_int("processing-threads", 1, 64));
+  s.wait_policy = parse_wait_policy(v.get_string("wait-policy"));
   if (!s.cpu.proc.empty()) {
     if (v.is_set("processing-threads") && s.cpu.proc.size() != s.threads) {
       throw ConfigError("--cpu: '" + v.get_string("cpu") + "' pins " +
@@ -370,7 +372,37 @@ void write_stats_json(const std::string& path, const CounterRegistry& counters) 
   if (!out) spdlog::error("--stats-json: cannot write '{}'", path);
 }
 
-void print_final(const CounterRegistry& counters, std::uint64_t undelivered) {
+/// Where the events and Kafka messages went, exactly: once flush() has purged what the broker
+/// did not take, every event formed is delivered or counted undelivered
+///   ev44.events = ev44.events.delivered + ev44.events.dropped + ev44.events.delivery.failed
+/// (--broker none: all are events.discarded), and every message efu made is
+/// kafka.delivery.ok + kafka.delivery.failed + kafka.produce.failed.*.
+void print_delivery(const CounterRegistry& counters) {
+  const auto v = [&](const char* name) {
+    return static_cast<unsigned long long>(counters.value(name));
+  };
+  const unsigned long long events = v("ev44.events") + v("events.discarded");
+  const unsigned long long not_queued =
+      v("kafka.produce.failed.queue_full") + v("kafka.produce.failed.other");
+  const unsigned long long messages = v("kafka.produce.messages") + not_queued;
+  std::printf("efu: summary: events %llu, delivered %llu, undelivered %llu; kafka messages %llu, "
+              "delivered %llu, undelivered %llu\n",
+              events, v("ev44.events.delivered"), events - v("ev44.events.delivered"), messages,
+              v("kafka.delivery.ok"), messages - v("kafka.delivery.ok"));
+  if (events == v("ev44.events.delivered") && messages == v("kafka.delivery.ok")) return;
+  std::printf("efu: undelivered: events %llu not queued (queue full or rejected), %llu in failed "
+              "deliveries (%llu of them possibly written by the broker), %llu discarded "
+              "(--broker none); messages %llu not queued, %llu failed (purged at stop %llu, timed "
+              "out %llu, other reasons %llu)\n",
+              v("ev44.events.dropped"), v("ev44.events.delivery.failed"),
+              v("ev44.events.delivery.uncertain"), v("events.discarded"), not_queued,
+              v("kafka.delivery.failed"), v("kafka.delivery.failed.purged"),
+              v("kafka.delivery.failed.timed_out"),
+              v("kafka.delivery.failed") - v("kafka.delivery.failed.purged") -
+                  v("kafka.delivery.failed.timed_out"));
+}
+
+void print_final(const CounterRegistry& counters) {
   std::printf("efu: final counters\n");
   for (const CounterSample& c : counters.sample()) {
     std::printf("  %-44s %llu\n", c.name.c_str(), static_cast<unsigned long long>(c.value));
@@ -382,15 +414,11 @@ void print_final(const CounterRegistry& counters, std::uint64_t undelivered) {
   for (const CounterSample& c : counters.sample()) {
     if (c.name.rfind("receive.xdp.errors.", 0) == 0) lost += c.value;  // af_xdp: unusable frames
   }
-  std::printf(
-      "efu: summary: packets received %llu, processed %llu, lost %llu; events %llu; "
-      "undelivered kafka messages %llu\n",
-      static_cast<unsigned long long>(counters.value("receive.packets")),
-      static_cast<unsigned long long>(counters.value("process.packets")),
-      static_cast<unsigned long long>(lost),
-      static_cast<unsigned long long>(counters.value("ev44.events") +
-                                      counters.value("events.discarded")),
-      static_cast<unsigned long long>(undelivered));
+  std::printf("efu: summary: packets received %llu, processed %llu, lost %llu\n",
+              static_cast<unsigned long long>(counters.value("receive.packets")),
+              static_cast<unsigned long long>(counters.value("process.packets")),
+              static_cast<unsigned long long>(lost));
+  print_delivery(counters);
   std::fflush(stdout);
 }
 
@@ -452,22 +480,11 @@ int run(int argc, const char* const* argv) {
     spdlog::info("kafka: --broker none, events are counted and discarded");
   }
 
-  std::vector<std::unique_ptr<Pipeline>> pipelines;
-  std::deque<PipelineContext> contexts;
-  for (unsigned i = 0; i < settings.threads; ++i) {
-    contexts.push_back(PipelineContext{values, counters, outputs->events(i), i, settings.threads});
-    try {
-      pipelines.emplace_back(desc.create(contexts.back()));
-    } catch (const ConfigError&) {
-      throw;
-    } catch (...) {
-      throw ConfigError(std::string("--module: plugin '") + desc.name +
-                        "' failed to start: " + current_exception_text());
-    }
-    if (!pipelines.back()) {
-      throw ConfigError(std::string("--module: plugin '") + desc.name + "' created no pipeline");
-    }
-  }
+  // The plugin's init() once, then a pipeline per processing thread on what it loaded
+  // (architecture.md §2.2); at the end of run() the pipelines go first, then release().
+  warn_if_unrouted(desc, settings.threads);
+  const PluginInstance pipelines(desc, values, counters, settings.threads,
+                                 [&](unsigned i) -> EventSink& { return outputs->events(i); });
 
   // Size the data path and check that it fits before allocating it.
   const unsigned receivers = settings.receive_threads;
@@ -544,11 +561,13 @@ int run(int argc, const char* const* argv) {
   ProcessorConfig pconf;
   pconf.batch_size = process_batch;
   pconf.raw_sample_every = settings.outputs.raw_sample_every;
+  pconf.wait_policy = settings.wait_policy;
   for (unsigned p = 0; p < settings.threads; ++p) {
     std::vector<Lane*> mine;
     for (unsigned r = 0; r < receivers; ++r) mine.push_back(lanes[r][p].get());
-    processors.push_back(std::make_unique<Processor>(mine, *pipelines[p], outputs->events(p),
-                                                     outputs->raw(p), pconf, counters));
+    processors.push_back(std::make_unique<Processor>(mine, pipelines.pipeline(p),
+                                                     outputs->events(p), outputs->raw(p), pconf,
+                                                     counters));
   }
 
   StatsPublisher publisher(counters, settings.stats_interval);
@@ -667,14 +686,14 @@ int run(int argc, const char* const* argv) {
   // One last status with the final counters (the publisher thread has ended: this thread is
   // now the only one touching the outputs).
   publisher.publish_now();
-  undelivered = outputs->flush(std::chrono::milliseconds(
+  undelivered += outputs->flush(std::chrono::milliseconds(
       std::min<std::int64_t>(1000, static_cast<std::int64_t>(settings.flush_timeout_s * 1000))));
   if (undelivered != 0) {
-    spdlog::warn("kafka: {} message(s) not delivered within --flush-timeout {} s", undelivered,
-                 settings.flush_timeout_s);
+    spdlog::warn("kafka: {} message(s) not delivered within --flush-timeout {} s, purged",
+                 undelivered, settings.flush_timeout_s);
   }
   ops.stop();
-  print_final(counters, undelivered);
+  print_final(counters);
   if (!settings.stats_json.empty()) write_stats_json(settings.stats_json, counters);
   spdlog::info("stopped");
   return 0;

@@ -1,9 +1,10 @@
 // Waking a sleeping processing thread without a syscall per packet (design.md §3).
 //
-// A processing thread with nothing to do spins briefly, then sleeps on a futex; a receive thread
-// that has just pushed packets calls notify(), which costs one read-modify-write on a cache line
-// it owns while the consumer is awake, and a FUTEX_WAKE only when it announced that it sleeps. So a busy data path
-// makes no extra syscall and an idle efu wakes only for its tick timer.
+// A processing thread with nothing to do spins for a while or not at all (its wait policy,
+// processor.cpp), then sleeps on a futex; a receive thread that has just pushed packets calls
+// notify(), which costs one read-modify-write on a cache line it owns while the consumer is
+// awake, and a FUTEX_WAKE only when it announced that it sleeps. So a busy data path makes no
+// extra syscall and an idle efu wakes only for its tick timer.
 //
 // The lost-wakeup argument. Both sides make a seq_cst read-modify-write on `sleeping_` (no
 // stand-alone fences: ThreadSanitizer does not model them, and an RMW is no dearer on x86):
@@ -18,6 +19,11 @@
 // exchange comes first, the producer reads 1 and wakes it; and if that wake lands between the
 // consumer's check and its futex_wait, the epoch has already moved past `seen`, so the kernel
 // refuses to sleep (EAGAIN). A timeout bounds every sleep anyway (ticks).
+//
+// A notify() that wakes the consumer also notes when (notified_ns()): the adaptive wait
+// (processor.cpp) measures the gap between packets from it, since the consumer's own clock after
+// the wake-up adds the wake-up's latency to the gap. One vDSO clock read, only on the path that
+// makes a syscall anyway.
 #pragma once
 
 #include <linux/futex.h>
@@ -30,12 +36,19 @@
 
 namespace efu {
 
+/// Nanoseconds of CLOCK_MONOTONIC (std::chrono::steady_clock, read through the vDSO): the time
+/// base of ticks, waits and wake-ups.
+std::uint64_t steady_now_ns() noexcept;
+
 class Wakeup {
  public:
   /// Producer side, after publishing work. Cheap while the consumer is awake.
   void notify() noexcept {
     // acq_rel would do; seq_cst states the pairing with sleep()'s exchange.
     if (sleeping_.fetch_add(0, std::memory_order_seq_cst) != 0) {
+      // Relaxed: the time is an estimate for the consumer, which takes its own clock instead
+      // when this value is older than its wait (a stale or not yet visible store).
+      notified_ns_.store(steady_now_ns(), std::memory_order_relaxed);
       epoch_.fetch_add(1, std::memory_order_relaxed);
       futex(FUTEX_WAKE_PRIVATE, 1, nullptr);
       wakes_.fetch_add(1, std::memory_order_relaxed);
@@ -59,6 +72,11 @@ class Wakeup {
   /// How many notify() calls made a syscall (for tests and the idle counters).
   std::uint64_t wakes() const noexcept { return wakes_.load(std::memory_order_relaxed); }
 
+  /// steady_now_ns() of the last notify() that found the consumer asleep (0: none yet).
+  std::uint64_t notified_ns() const noexcept {
+    return notified_ns_.load(std::memory_order_relaxed);
+  }
+
  private:
   long futex(int op, std::uint32_t value, const timespec* timeout) noexcept {
     // The futex word is the epoch's 32-bit value; std::atomic<uint32_t> is lock-free and has
@@ -70,6 +88,7 @@ class Wakeup {
   alignas(64) std::atomic<std::uint32_t> epoch_{0};
   std::atomic<std::uint32_t> sleeping_{0};
   std::atomic<std::uint64_t> wakes_{0};  // written by producers only (one per consumer's lanes)
+  std::atomic<std::uint64_t> notified_ns_{0};  // written by producers, when they wake
 };
 
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);

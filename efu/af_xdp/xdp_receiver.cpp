@@ -59,20 +59,14 @@ XdpReceiver::XdpReceiver(XdpSocket& socket, const XdpReceiverConfig& config, Pac
       filter_(socket.filter()),
       umem_(socket.umem()),
       ifindex_(socket.ifindex()),
-      packets_(counters.counter("receive.packets")),
-      bytes_(counters.counter("receive.bytes")),
-      truncated_(counters.counter("receive.truncated")),
-      empty_(counters.counter("receive.dropped.empty")),
-      dropped_kernel_(counters.counter("receive.dropped.kernel")),
-      dropped_ring_full_(counters.counter("receive.dropped.ring_full")),
-      no_free_slot_(counters.counter("receive.stalled.no_free_slot")),
+      counters_(counters),
       kernel_rx_dropped_(counters.counter("receive.xdp.kernel.rx_dropped")),
       kernel_rx_ring_full_(counters.counter("receive.xdp.kernel.rx_ring_full")),
       kernel_invalid_descs_(counters.counter("receive.xdp.kernel.invalid_descs")),
       kernel_fill_ring_empty_(counters.counter("receive.xdp.kernel.fill_ring_empty")),
       no_socket_(counters.counter("receive.xdp.dropped.no_socket")),
       frames_(counters.counter("receive.xdp.frames")),
-      dispatch_(pool, lanes, route_key, config.batch_size, dropped_ring_full_) {
+      dispatch_(pool, lanes, route_key, config.batch_size, counters_.dropped_ring_full) {
   filter_.verify_ip_checksum = config.verify_checksums;
   frame_errors_.assign(kFrameErrorCount, nullptr);
   for (std::size_t e = 1; e < kFrameErrorCount; ++e) {
@@ -103,11 +97,11 @@ bool XdpReceiver::accept(const ParsedFrame& f) {
     return false;
   }
   if (f.payload_size == 0) {
-    empty_.add();
+    counters_.empty.add();
     return false;
   }
   if (f.payload_size > config_.max_datagram) {
-    truncated_.add();
+    counters_.truncated.add();
     return false;
   }
   return true;
@@ -151,8 +145,8 @@ void XdpReceiver::take_frame(std::uint32_t first, std::uint32_t descs) {
   dispatch_.take();
   pool_.source(slot) = packet_source(f, ifindex_);
   dispatch_.stage_single(slot, f.payload_size);
-  packets_.add();
-  bytes_.add(f.payload_size);
+  counters_.packets.add();
+  counters_.bytes.add(f.payload_size);
 }
 
 unsigned XdpReceiver::receive_batch() {
@@ -228,7 +222,8 @@ void XdpReceiver::take_in_place(std::uint32_t first, std::uint32_t descs) {
   const ParsedFrame f = parse_frame(bytes, frame_len, filter_);
   bool pass = accept(f);
   if (pass && (descs > SlotChain::kMaxPieces || f.payload_offset > head.len)) {
-    truncated_.add();  // cannot happen: the kernel's limit, and headers in the first buffer
+    // Cannot happen: the kernel's limit, and headers in the first buffer.
+    counters_.truncated.add();
     pass = false;
   }
   // A multi-buffer frame's payload in pieces: the head's after the headers, then each buffer.
@@ -278,8 +273,8 @@ void XdpReceiver::take_in_place(std::uint32_t first, std::uint32_t descs) {
   } else {
     dispatch_.stage(slot, offset, f.payload_size);
   }
-  packets_.add();
-  bytes_.add(f.payload_size);
+  counters_.packets.add();
+  counters_.bytes.add(f.payload_size);
 }
 
 unsigned XdpReceiver::receive_in_place() {
@@ -302,7 +297,7 @@ unsigned XdpReceiver::receive_copy() {
       static_cast<unsigned>(std::min<std::size_t>(config_.batch_size, dispatch_.free_slots()));
   if (want == 0) {
     // Cannot happen with a pool sized by pool_slots_needed(); counted in case it ever does.
-    no_free_slot_.add();
+    counters_.no_free_slot.add();
     std::this_thread::yield();
     return 0;
   }
@@ -350,7 +345,8 @@ void XdpReceiver::update_kernel_counters() {
   kernel_rx_ring_full_.add(now.rx_ring_full - was.rx_ring_full);
   kernel_invalid_descs_.add(now.rx_invalid_descs - was.rx_invalid_descs);
   kernel_fill_ring_empty_.add(now.fill_ring_empty - was.fill_ring_empty);
-  dropped_kernel_.add((now.rx_dropped - was.rx_dropped) + (now.rx_ring_full - was.rx_ring_full));
+  counters_.dropped_kernel.add((now.rx_dropped - was.rx_dropped) +
+                               (now.rx_ring_full - was.rx_ring_full));
   no_socket_.add(now.no_socket - was.no_socket);
   kernel_seen_ = now;
 }

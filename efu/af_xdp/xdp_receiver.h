@@ -33,6 +33,7 @@
 #include "efu/packet_pool.h"
 #include "efu/plugin.h"
 #include "lane_dispatch.h"
+#include "receive_counters.h"
 
 namespace efu::xdp {
 
@@ -112,13 +113,7 @@ class XdpReceiver {
   XdpKernelCounters kernel_seen_;
   std::uint64_t next_counter_update_ns_ = 0;
 
-  Counter& packets_;
-  Counter& bytes_;
-  Counter& truncated_;
-  Counter& empty_;
-  Counter& dropped_kernel_;
-  Counter& dropped_ring_full_;
-  Counter& no_free_slot_;
+  ReceiveCounters counters_;  // the receive.* names both backends keep; the rest are af_xdp's
   Counter& kernel_rx_dropped_;
   Counter& kernel_rx_ring_full_;
   Counter& kernel_invalid_descs_;
@@ -126,7 +121,7 @@ class XdpReceiver {
   Counter& no_socket_;
   Counter& frames_;
   std::vector<Counter*> frame_errors_;  // by FrameError
-  LaneDispatch dispatch_;               // after the counters: it refers to dropped_ring_full_
+  LaneDispatch dispatch_;               // after the counters: it refers to dropped_ring_full
 };
 
 }  // namespace efu::xdp

@@ -1,26 +1,27 @@
 #include "caen_pipeline.h"
 
-#include <filesystem>
+#include "efu/errors.h"
+#include "efu/plugin_files.h"
 
 namespace efu::caen {
+namespace {
+// The source tree's and the installed configs/ (efu_add_plugin(caen ... CONFIGS configs)).
+constexpr ShippedFiles kShipped{EFU_PLUGIN_CONFIGS_SOURCE, EFU_PLUGIN_CONFIGS_INSTALLED};
+}  // namespace
 
 const OptionSpec kOptions[] = {
     {"geometry", OptionType::kString, "",
-     "Instrument config JSON in the facility's format (Detector: loki, bifrost, cspec or "
-     "miracles; docs/caen.md); empty: the shipped loki.json"},
+     "The facility's instrument config JSON (Detector: loki, bifrost, cspec or miracles; "
+     "docs/caen.md); empty: the shipped loki.json"},
     {"calibration", OptionType::kString, "",
-     "Charge-division calibration JSON in the facility's format; empty: the shipped one for the "
-     "configured instrument"},
+     "The facility's charge-division calibration JSON; empty: the shipped one for the "
+     "configured instrument; off is refused (charge division needs one)"},
     {"amplitude-threshold", OptionType::kInt, "0",
      "Readouts whose amplitude sum is below this are dropped and counted (0..262140)"},
 };
 const std::size_t kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
 
-std::string shipped_config(const std::string& name) {
-  const std::string source = std::string(EFU_CAEN_SOURCE_CONFIGS) + "/" + name;
-  if (std::filesystem::exists(source)) return source;
-  return std::string(EFU_CAEN_INSTALLED_CONFIGS) + "/" + name;
-}
+std::string shipped_config(const std::string& name) { return kShipped.path(name); }
 
 std::string default_geometry_path() { return shipped_config("loki.json"); }
 
@@ -30,9 +31,15 @@ std::string default_calibration_path(Instrument instrument) {
 
 CaenSettings settings_from_options(const OptionValues& o) {
   CaenSettings s;
-  s.geometry_path = o.get_string("geometry");
-  if (s.geometry_path.empty()) s.geometry_path = default_geometry_path();
-  s.calibration_path = o.get_string("calibration");
+  s.geometry_path = geometry_file(o, kShipped, "loki.json");
+  const CalibrationFile calibration = calibration_file(o);
+  if (calibration.kind == CalibrationFile::Kind::kNone) {
+    throw ConfigError(
+        "--calibration: 'off' leaves caen without a calibration, whose intervals say which straw "
+        "or tube a charge ratio belongs to; expected a calibration file, or empty for the "
+        "shipped one of the instrument");
+  }
+  s.calibration_path = calibration.path;  // empty (kDefault): the instrument's shipped one
   s.amplitude_threshold = o.get_int("amplitude-threshold", 0, 4 * 65535);
   return s;
 }
@@ -47,14 +54,32 @@ LoadedInstrument load_instrument(const CaenSettings& settings) {
   return LoadedInstrument{std::move(config), std::move(calibration)};
 }
 
+CaenShared::CaenShared(LoadedInstrument loaded, std::int64_t amplitude_threshold)
+    : instrument(std::move(loaded)),
+      pixels(instrument.config, instrument.calibration, amplitude_threshold) {}
+
+std::unique_ptr<CaenShared> load_shared(const CaenSettings& settings) {
+  return std::make_unique<CaenShared>(load_instrument(settings), settings.amplitude_threshold);
+}
+
+CaenPipeline::CaenPipeline(const CaenShared& shared, CounterRegistry& counters, EventSink& events)
+    : CaenPipeline(nullptr, &shared, counters, events) {}
+
 CaenPipeline::CaenPipeline(const LoadedInstrument& instrument, std::int64_t amplitude_threshold,
                            CounterRegistry& counters, EventSink& events)
-    : pixels_(instrument.config, instrument.calibration, amplitude_threshold),
-      header_parser_(counters, ess::HeaderSettings{detector_type(instrument.config.instrument),
-                                                   instrument.config.max_pulse_time_ns}),
-      readout_parser_(
-          counters, pixels_,
-          ReadoutSettings{instrument.config.max_tof_ns, instrument.config.readout_delay_ns}),
+    : CaenPipeline(std::make_unique<const CaenShared>(instrument, amplitude_threshold), nullptr,
+                   counters, events) {}
+
+CaenPipeline::CaenPipeline(std::unique_ptr<const CaenShared> own, const CaenShared* shared,
+                           CounterRegistry& counters, EventSink& events)
+    : own_(std::move(own)),
+      shared_(shared != nullptr ? *shared : *own_),
+      header_parser_(counters,
+                     ess::HeaderSettings{detector_type(shared_.instrument.config.instrument),
+                                         shared_.instrument.config.max_pulse_time_ns}),
+      readout_parser_(counters, shared_.pixels,
+                      ReadoutSettings{shared_.instrument.config.max_tof_ns,
+                                      shared_.instrument.config.readout_delay_ns}),
       events_(events) {}
 
 void CaenPipeline::process(PacketBatch batch) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "calibration.h"
@@ -25,7 +26,8 @@ struct CaenSettings {
 extern const OptionSpec kOptions[];
 extern const std::size_t kOptionCount;
 
-/// Reads and range-checks the plugin options; throws ConfigError naming the bad option.
+/// Reads and range-checks the plugin options; throws ConfigError naming the bad option
+/// (`--calibration off` among them: charge division cannot run without a calibration).
 CaenSettings settings_from_options(const OptionValues& options);
 
 /// A file shipped with the plugin (configs/<name>): the source tree copy, else the installed one.
@@ -43,8 +45,21 @@ struct LoadedInstrument {
 };
 LoadedInstrument load_instrument(const CaenSettings& settings);
 
+/// What every processing thread's pipeline reads and none writes: the instrument and its pixel
+/// map (whose constructor checks that config and calibration fit together). The plugin's init()
+/// loads it once (load_shared); the pipelines hold a reference.
+struct CaenShared {
+  CaenShared(LoadedInstrument loaded, std::int64_t amplitude_threshold);
+  LoadedInstrument instrument;
+  PixelMap pixels;
+};
+std::unique_ptr<CaenShared> load_shared(const CaenSettings& settings);
+
 class CaenPipeline final : public Pipeline {
  public:
+  /// A pipeline on the state the plugin loaded once for every processing thread.
+  CaenPipeline(const CaenShared& shared, CounterRegistry& counters, EventSink& events);
+  /// A pipeline with a pixel map of its own (tests and tools, and a create() without init()).
   CaenPipeline(const LoadedInstrument& instrument, std::int64_t amplitude_threshold,
                CounterRegistry& counters, EventSink& events);
 
@@ -53,7 +68,11 @@ class CaenPipeline final : public Pipeline {
   void flush() override {}
 
  private:
-  PixelMap pixels_;
+  CaenPipeline(std::unique_ptr<const CaenShared> own, const CaenShared* shared,
+               CounterRegistry& counters, EventSink& events);
+
+  std::unique_ptr<const CaenShared> own_;  // only when the pipeline made its own
+  const CaenShared& shared_;
   ess::HeaderParser header_parser_;
   ReadoutParser readout_parser_;
   EventSink& events_;

@@ -1,20 +1,25 @@
 #include "multiblade_pipeline.h"
 
 #include <array>
-#include <filesystem>
 
 #include <spdlog/spdlog.h>
 
 #include "efu/errors.h"
+#include "efu/plugin_files.h"
 
 namespace efu::multiblade {
+namespace {
+// The source tree's and the installed configs/ (efu_add_plugin(multiblade ... CONFIGS configs)).
+constexpr ShippedFiles kShipped{EFU_PLUGIN_CONFIGS_SOURCE, EFU_PLUGIN_CONFIGS_INSTALLED};
+}  // namespace
 
 const OptionSpec kOptions[] = {
     {"geometry", OptionType::kString, "",
      "The facility's instrument config JSON (Freia, Estia, AMOR, TBL-MB; docs/multiblade.md); "
      "empty: the shipped configs/freia.json"},
     {"calibration", OptionType::kString, "off",
-     "The facility's VMM3a calibration JSON, applied per channel; off: no calibration"},
+     "The facility's VMM3a calibration JSON, applied per channel; off or empty: no calibration "
+     "(none is shipped)"},
     {"calibration-strict", OptionType::kBool, "off",
      "on: a calibration file without an entry for every hybrid of the instrument config is an "
      "error (exit 2); off: those hybrids run uncalibrated (ADC unchanged, TDC offset 0 and slope "
@@ -48,18 +53,13 @@ const OptionSpec kOptions[] = {
 };
 const std::size_t kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
 
-std::string default_geometry_path() {
-  const std::string source = EFU_MULTIBLADE_SOURCE_GEOMETRY;
-  if (std::filesystem::exists(source)) return source;
-  return EFU_MULTIBLADE_INSTALLED_GEOMETRY;
-}
+std::string default_geometry_path() { return kShipped.path("freia.json"); }
 
 MultibladeConfig config_from_options(const OptionValues& o) {
   MultibladeConfig c;
-  c.geometry_path = o.get_string("geometry");
-  if (c.geometry_path.empty()) c.geometry_path = default_geometry_path();
-  c.calibration_path = o.get_string("calibration");
-  if (c.calibration_path == "off") c.calibration_path.clear();
+  c.geometry_path = geometry_file(o, kShipped, "freia.json");
+  // A file, or none: no calibration is shipped, so empty means none as off does.
+  c.calibration_path = calibration_file(o).path;
   c.calibration_strict = o.get_bool("calibration-strict");
   const std::size_t instrument =
       o.get_choice("detector", {"auto", "freia", "estia", "amor", "tblmb"});
@@ -111,24 +111,39 @@ Calibration load_calibration(const MultibladeConfig& config, const Geometry& geo
                                                           : MissingHybrids::kUncalibrated);
 }
 
+std::unique_ptr<MultibladeShared> load_shared(MultibladeConfig config) {
+  Geometry geometry = load_geometry(config);
+  Calibration calibration = load_calibration(config, geometry);
+  return std::make_unique<MultibladeShared>(
+      MultibladeShared{std::move(config), std::move(geometry), std::move(calibration)});
+}
+
+MultibladePipeline::MultibladePipeline(const MultibladeShared& shared, CounterRegistry& counters,
+                                       EventSink& events, unsigned instance)
+    : MultibladePipeline(nullptr, &shared, counters, events, instance) {}
+
 MultibladePipeline::MultibladePipeline(const MultibladeConfig& config, CounterRegistry& counters,
                                        EventSink& events, unsigned instance)
-    : config_(config),
-      geometry_(load_geometry(config_)),
-      calibration_(load_calibration(config_, geometry_)),
-      cluster_timeout_ns_(config_.cluster_timeout_ns),
-      header_parser_(counters, ess::HeaderSettings{detector_type(geometry_.instrument()),
-                                                   geometry_.max_pulse_time_ns()}),
-      readout_parser_(counters, geometry_, calibration_, config_.readout),
-      clusterer_(counters, geometry_, config_.cluster, events),
-      active_(geometry_.cassettes(), 0),
-      last_active_ns_(geometry_.cassettes(), 0) {
+    : MultibladePipeline(load_shared(config), nullptr, counters, events, instance) {}
+
+MultibladePipeline::MultibladePipeline(std::unique_ptr<const MultibladeShared> own,
+                                       const MultibladeShared* shared, CounterRegistry& counters,
+                                       EventSink& events, unsigned instance)
+    : own_(std::move(own)),
+      shared_(shared != nullptr ? *shared : *own_),
+      cluster_timeout_ns_(shared_.config.cluster_timeout_ns),
+      header_parser_(counters, ess::HeaderSettings{detector_type(shared_.geometry.instrument()),
+                                                   shared_.geometry.max_pulse_time_ns()}),
+      readout_parser_(counters, shared_.geometry, shared_.calibration, shared_.config.readout),
+      clusterer_(counters, shared_.geometry, shared_.config.cluster, events),
+      active_(shared_.geometry.cassettes(), 0),
+      last_active_ns_(shared_.geometry.cassettes(), 0) {
   // Registered by every instance so the name never depends on the thread count; set by one.
   Counter& uncalibrated = counters.gauge("calibration.uncalibrated_hybrids");
   if (instance != 0) return;
-  uncalibrated.set(calibration_.uncalibrated().size());
-  if (!calibration_.uncalibrated().empty()) {
-    spdlog::warn("{}", calibration_.uncalibrated_warning(geometry_));
+  uncalibrated.set(shared_.calibration.uncalibrated().size());
+  if (!shared_.calibration.uncalibrated().empty()) {
+    spdlog::warn("{}", shared_.calibration.uncalibrated_warning(shared_.geometry));
   }
 }
 
@@ -149,7 +164,7 @@ void MultibladePipeline::process(PacketBatch batch) {
 }
 
 void MultibladePipeline::tick(std::uint64_t now_ns) {
-  for (std::uint32_t c = 0; c < geometry_.cassettes(); ++c) {
+  for (std::uint32_t c = 0; c < shared_.geometry.cassettes(); ++c) {
     if (active_[c] != 0) {
       active_[c] = 0;
       last_active_ns_[c] = now_ns;

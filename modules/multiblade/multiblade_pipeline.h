@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ namespace efu::multiblade {
 
 struct MultibladeConfig {
   std::string geometry_path;
-  std::string calibration_path;  // empty: calibration off
+  std::string calibration_path;     // empty: no calibration (--calibration off or empty)
   bool calibration_strict = false;  // a hybrid without calibration is an error, not a warning
   std::string instrument = "auto";
   bool max_time_gap_set = false;  // given explicitly: wins over the file's MaxClusteringTimeGap
@@ -34,8 +35,8 @@ extern const std::size_t kOptionCount;
 /// Reads and range-checks the plugin options; throws ConfigError naming the bad option.
 MultibladeConfig config_from_options(const OptionValues& options);
 
-/// The Freia instrument config shipped with the plugin: the source tree copy, else the installed
-/// one.
+/// The Freia instrument config shipped with the plugin (configs/freia.json): the source tree
+/// copy, else the installed one.
 std::string default_geometry_path();
 
 /// The geometry of `config`, for the instrument it names, with the file's clustering parameters
@@ -46,11 +47,26 @@ Geometry load_geometry(MultibladeConfig& config);
 /// missing hybrids run uncalibrated unless config.calibration_strict.
 Calibration load_calibration(const MultibladeConfig& config, const Geometry& geometry);
 
+/// What every processing thread's pipeline reads and none writes: the options with the file's
+/// clustering parameters folded in (load_geometry), the geometry and the calibration. The
+/// plugin's init() loads it once (load_shared); the pipelines hold a reference.
+struct MultibladeShared {
+  MultibladeConfig config;
+  Geometry geometry;
+  Calibration calibration;
+};
+std::unique_ptr<MultibladeShared> load_shared(MultibladeConfig config);
+
 class MultibladePipeline final : public Pipeline {
  public:
-  /// `instance` is the processing thread's index (PipelineContext::instance): instance 0 alone
-  /// logs the start-up warnings and sets the gauges, so each appears once whatever the thread
-  /// count (a name registered by several instances is published as their sum).
+  /// A pipeline on the state the plugin loaded once for every processing thread. `instance` is
+  /// the processing thread's index (PipelineContext::instance): instance 0 alone logs the
+  /// start-up warnings and sets the gauges, so each appears once whatever the thread count (a
+  /// name registered by several instances is published as their sum).
+  MultibladePipeline(const MultibladeShared& shared, CounterRegistry& counters, EventSink& events,
+                     unsigned instance = 0);
+  /// A pipeline that loads its own geometry and calibration (tests and tools, and a create()
+  /// without init()).
   MultibladePipeline(const MultibladeConfig& config, CounterRegistry& counters, EventSink& events,
                      unsigned instance = 0);
 
@@ -62,9 +78,11 @@ class MultibladePipeline final : public Pipeline {
   void flush() override;
 
  private:
-  MultibladeConfig config_;
-  Geometry geometry_;
-  Calibration calibration_;
+  MultibladePipeline(std::unique_ptr<const MultibladeShared> own, const MultibladeShared* shared,
+                     CounterRegistry& counters, EventSink& events, unsigned instance);
+
+  std::unique_ptr<const MultibladeShared> own_;  // only when the pipeline loaded its own
+  const MultibladeShared& shared_;
   std::uint64_t cluster_timeout_ns_;
   ess::HeaderParser header_parser_;
   ReadoutParser readout_parser_;

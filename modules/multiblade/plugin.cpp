@@ -6,7 +6,18 @@
 
 namespace {
 
+// Once per plugin: the instrument config and the calibration, which every processing thread's
+// pipeline then only reads.
+void* init(const efu::OptionValues& options) {
+  return efu::multiblade::load_shared(efu::multiblade::config_from_options(options)).release();
+}
+
 efu::Pipeline* create(const efu::PipelineContext& context) {
+  if (const auto* shared = efu::shared_state<efu::multiblade::MultibladeShared>(context)) {
+    return new efu::multiblade::MultibladePipeline(*shared, context.counters, context.events,
+                                                   context.instance);
+  }
+  // A caller that did not run init() (the fuzz driver): this pipeline loads its own.
   return new efu::multiblade::MultibladePipeline(
       efu::multiblade::config_from_options(context.options), context.counters, context.events,
       context.instance);
@@ -23,6 +34,8 @@ const efu::PluginDescriptor kDescriptor{
     &efu::ess::route_key,
     // The readouts name their fiber and FEN: the sender's address is not needed.
     /*uses_source=*/false,
+    &init,
+    &efu::release_shared<efu::multiblade::MultibladeShared>,
 };
 
 }  // namespace

@@ -175,6 +175,18 @@ TEST(GeneratorOptions, RegistersTheSharedOptionsWithTheirDefaults) {
   EXPECT_EQ(sender_settings(g, "efu-x").max_size, 52U);
 }
 
+TEST(GeneratorOptions, BatchGoesToTheSenderFromOneToTheSendmmsgLimit) {
+  GeneratorOptions o;
+  CLI::App app;
+  add_pulse_options(app, o, 52);
+  EXPECT_EQ(o.batch, 64U);
+  EXPECT_EQ(sender_settings(o, "efu-x").batch, 64U);
+  app.parse("--batch 1", false);
+  EXPECT_EQ(sender_settings(o, "efu-x").batch, 1U);
+  EXPECT_THROW(app.parse("--batch 0", false), CLI::ValidationError);
+  EXPECT_THROW(app.parse("--batch 1025", false), CLI::ValidationError);
+}
+
 TEST(GeneratorOptions, ARunNeedsALimitAndAtMostOneNoiseHitPerNeutron) {
   GeneratorOptions o;
   EXPECT_EQ(config_error_of([&] { check_options(o); }),
@@ -340,6 +352,33 @@ TEST(EssStream, ThePacketLimitEndsTheRunAtTheFirstPulseEndAfterIt) {
   EXPECT_EQ(pulses, 2U);  // 2 packets after the first pulse, 4 after the second
   EXPECT_EQ(stream.sent_packets(), 4U);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(rx.next().size(), 36U) << i;
+}
+
+TEST(EssStream, WithBatchOneEveryPacketIsASendCallOfItsOwn) {
+  // As a detector's electronics send: one datagram per send call. The default batch sends the
+  // same packets in one call; the receiver sees the same datagrams either way.
+  for (const unsigned batch : {1U, 64U}) {
+    Receiver rx;
+    GeneratorOptions o = stream_options(rx.port());
+    o.batch = batch;
+    EssStream stream(o, "efu-test-gen", 0x34, kAll);
+    Random rng(1);
+    constexpr std::uint64_t kPackets = 10;
+    stream.run_pulses([&](std::uint64_t, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+      for (std::uint64_t i = 0; i < kPackets; ++i) {
+        const unsigned q = static_cast<unsigned>(i % 2);
+        stream.send_data(q, packet_with_block(stream, q, static_cast<std::uint8_t>(i)), pulse_ns,
+                         prev_ns, rng, [](unsigned) {});
+      }
+    });
+    EXPECT_EQ(stream.sent_packets(), kPackets) << batch;
+    EXPECT_EQ(stream.send_calls(), batch == 1 ? kPackets : 1U) << batch;
+    for (std::uint64_t i = 0; i < kPackets; ++i) {
+      const auto d = rx.next();
+      ASSERT_EQ(d.size(), 36U) << batch << " " << i;
+      EXPECT_EQ(d[35], i) << batch;
+    }
+  }
 }
 
 }  // namespace

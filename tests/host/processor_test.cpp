@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "efu/errors.h"
+
 namespace efu {
 namespace {
 
@@ -254,6 +256,148 @@ TEST(Processor, UnderALoadThatNeverEmptiesTheLanesTicksStillCome) {
   EXPECT_EQ(slow.seen, 50u);
   ASSERT_GE(slow.seen_at_tick.size(), 2u);
   EXPECT_LT(slow.seen_at_tick[0], 50u) << "no tick while the lane was busy";
+}
+
+// ---- waiting: the wait policies ------------------------------------------------------------
+
+TEST(WaitPolicy, ParsesTheThreeNamesAndRefusesOthersInOneLine) {
+  EXPECT_EQ(parse_wait_policy("adaptive"), WaitPolicy::kAdaptive);
+  EXPECT_EQ(parse_wait_policy("spin"), WaitPolicy::kSpin);
+  EXPECT_EQ(parse_wait_policy("sleep"), WaitPolicy::kSleep);
+  try {
+    parse_wait_policy("busy");
+    ADD_FAILURE() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--wait-policy: 'busy' is not a policy; expected adaptive, spin or sleep");
+  }
+}
+
+TEST(GapAverage, StartsLongAndSixteenShortGapsBringItUnderTheThreshold) {
+  GapAverage gaps(1000);
+  EXPECT_EQ(gaps.mean_ns(), 8000u);  // the cap: an efu starts idle
+  for (int i = 0; i < 15; ++i) gaps.add(0);
+  EXPECT_GE(gaps.mean_ns(), 1000u);
+  gaps.add(0);
+  EXPECT_LT(gaps.mean_ns(), 1000u);
+  gaps.add(3'600'000'000'000ULL);  // an hour of silence enters as the cap
+  EXPECT_LE(gaps.mean_ns(), 1000u + 8000u / 8);
+  GapAverage steady(1000);
+  for (int i = 0; i < 200; ++i) steady.add(400);
+  EXPECT_NEAR(static_cast<double>(steady.mean_ns()), 400.0, 8.0);  // integer steps of 1/8
+}
+
+// A processing thread running on its own, fed by this thread as a receive thread feeds it: one
+// packet at a time, each pushed (and the processor notified) once the one before is processed.
+class RunningProcessor {
+ public:
+  RunningProcessor(Rig& rig, const ProcessorConfig& config)
+      : rig_(rig),
+        processor_({&rig.lane}, rig.pipeline, rig.output, nullptr, config, rig.counters) {
+    rig.counters.freeze();
+    thread_ = std::thread([this] { processor_.run(done_); });
+  }
+  ~RunningProcessor() {
+    done_.store(true, std::memory_order_release);
+    processor_.wakeup().notify();
+    thread_.join();
+  }
+
+  /// Pushes `count` packets, each after `gap` once the one before was processed. False if the
+  /// processor does not take one within 10 s.
+  bool feed(std::uint64_t count, std::chrono::microseconds gap) {
+    for (std::uint64_t i = 0; i < count; ++i) {
+      if (gap.count() > 0) std::this_thread::sleep_for(gap);
+      rig_.push(next_++);
+      processor_.wakeup().notify();
+      if (!wait_until([&] { return value("process.packets") == next_; })) return false;
+      std::uint32_t slots[64];
+      while (rig_.lane.returned.pop_bulk(std::span(slots)) != 0) {
+      }
+    }
+    return true;
+  }
+
+  /// Waits up to 10 s for `done()`; false if it never came.
+  template <typename Done>
+  bool wait_until(Done&& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
+  std::uint64_t value(const char* name) const { return rig_.counters.find(name)->get(); }
+
+ private:
+  Rig& rig_;
+  Processor processor_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+  std::uint64_t next_ = 0;
+};
+
+ProcessorConfig waiting_config(WaitPolicy policy, std::uint64_t threshold_ns) {
+  ProcessorConfig c{8, 0, 3'600'000'000'000ULL};  // no tick during the test
+  c.wait_policy = policy;
+  c.adaptive_spin_ns = threshold_ns;
+  return c;
+}
+
+TEST(Processor, TheAdaptiveWaitSleepsWhenPacketsComeWithLongGaps) {
+  // Gaps of 2 ms, 400 times the default threshold: each one is slept through (at once, or
+  // after a spin of at most the threshold if the estimate had said short).
+  Rig rig;
+  RunningProcessor p(rig, waiting_config(WaitPolicy::kAdaptive, kAdaptiveSpinNs));
+  const std::uint64_t before = p.value("process.sleeps");
+  ASSERT_TRUE(p.feed(10, std::chrono::microseconds(2000)));
+  EXPECT_GE(p.value("process.sleeps") - before, 10u);
+  EXPECT_EQ(rig.pipeline.seen.size(), 10u);
+}
+
+TEST(Processor, TheAdaptiveWaitSpinsWhilePacketsComeBackToBack) {
+  // Back to back: each packet is pushed as soon as the one before is processed. The threshold
+  // is raised to 200 ms so that this thread losing its core on a loaded machine does not make a
+  // long gap. The estimate starts long (an efu starts idle), so the first waits sleep; within
+  // 16 short gaps it says short, and from then on the thread spins through every gap.
+  Rig rig;
+  RunningProcessor p(rig, waiting_config(WaitPolicy::kAdaptive, 200'000'000));
+  ASSERT_TRUE(p.feed(20, std::chrono::microseconds(0)));
+  const std::uint64_t warmed_up = p.value("process.sleeps");
+  EXPECT_GE(warmed_up, 1u) << "the idle thread never slept before the first packet";
+  ASSERT_TRUE(p.feed(40, std::chrono::microseconds(0)));
+  EXPECT_EQ(p.value("process.sleeps"), warmed_up) << "slept between back-to-back packets";
+  EXPECT_EQ(p.value("process.packets"), 60u);
+}
+
+TEST(Processor, TheSleepPolicySleepsAfterEveryBatchEvenBackToBack) {
+  // Under the same back-to-back feed (and the same raised threshold, which it ignores), the
+  // sleep policy sleeps whenever the lane is empty: after each packet the thread goes back to
+  // sleep, and the next packet is pushed once it has.
+  Rig rig;
+  RunningProcessor p(rig, waiting_config(WaitPolicy::kSleep, 200'000'000));
+  for (int i = 0; i < 20; ++i) {
+    const std::uint64_t sleeps = p.value("process.sleeps");
+    ASSERT_TRUE(p.feed(1, std::chrono::microseconds(0)));
+    ASSERT_TRUE(p.wait_until([&] { return p.value("process.sleeps") > sleeps; })) << i;
+  }
+  EXPECT_EQ(p.value("process.packets"), 20u);
+}
+
+TEST(Processor, BusyTimeHoldsThePipelinesWork) {
+  // Every batch takes at least 2 ms (SlowPipeline sleeps that long at the least): the thread's
+  // busy time holds at least those 7 batches' worth, and it is never counted as idle.
+  Rig rig;
+  SlowPipeline slow;
+  Processor p({&rig.lane}, slow, rig.output, nullptr, ProcessorConfig{8, 0, 1'000'000},
+              rig.counters);
+  for (std::uint64_t i = 0; i < 50; ++i) rig.push(i);
+  std::atomic<bool> done{true};
+  p.run(done);
+  EXPECT_GE(rig.counters.value("process.busy_ns"), 7u * 2'000'000u);
+  EXPECT_EQ(rig.counters.value("process.idle_ns"), 0u);
 }
 
 }  // namespace

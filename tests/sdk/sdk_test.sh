@@ -14,10 +14,49 @@ cmake --install "$build_dir" --prefix "$work/prefix" >"$work/install.log" 2>&1 |
 [[ -f $work/prefix/include/efu/plugin.h ]] || fail "plugin.h not installed"
 [[ -f $work/prefix/lib/cmake/efu/efuConfig.cmake ]] || fail "efuConfig.cmake not installed"
 
+# Only the SDK's headers are installed (common/CMakeLists.txt lists them), none of the host's.
+# (efu/schemas/ holds the generated FlatBuffers headers of the wire formats, installed by
+# schemas/CMakeLists.txt.)
+for private in spsc_ring.h packet_pool.h outputs.h cpu_relax.h kafka; do
+  [[ ! -e $work/prefix/include/efu/$private ]] || fail "host-private efu/$private installed"
+done
+installed=$(cd "$work/prefix/include" && find efu -name '*.h' -not -path 'efu/schemas/*' | sort)
+sdk="efu/counter_group.h efu/counters.h efu/errors.h efu/ess/byte_reader.h efu/ess/ess_time.h
+efu/ess/header_writer.h efu/ess/logical_geometry.h efu/ess/packet_assembler.h
+efu/ess/readout_blocks.h efu/ess/readout_header.h efu/gen/ess_stream.h efu/gen/faults.h
+efu/gen/generator_options.h efu/gen/pacer.h efu/gen/packet_sender.h efu/gen/random.h
+efu/gen/result_files.h efu/json_config.h efu/log_limiter.h efu/options.h efu/plugin.h
+efu/plugin_files.h"
+[[ $installed == "$(tr ' ' '\n' <<<"$sdk" | grep . | sort)" ]] ||
+  fail "installed headers are not the SDK's:"$'\n'"$installed"
+# Each of them compiles on its own against the installed tree alone (no source tree on the
+# include path), so none includes a header that was not installed.
+mkdir -p "$work/headers"
+{
+  echo 'cmake_minimum_required(VERSION 3.25)'
+  echo 'project(efu_sdk_headers LANGUAGES CXX)'
+  echo 'find_package(efu 0.1 REQUIRED)'
+  echo 'add_library(sdk_headers OBJECT)'
+  echo 'target_link_libraries(sdk_headers PRIVATE efu::common)'
+  echo 'target_compile_features(sdk_headers PRIVATE cxx_std_20)'
+  for h in $installed; do
+    src=$(tr '/.' '__' <<<"$h").cpp
+    echo "#include <$h>" >"$work/headers/$src"
+    echo "target_sources(sdk_headers PRIVATE $src)"
+  done
+} >"$work/headers/CMakeLists.txt"
+cmake -S "$work/headers" -B "$work/headers-build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  >"$work/headers.log" 2>&1 && cmake --build "$work/headers-build" >>"$work/headers.log" 2>&1 ||
+  { cat "$work/headers.log"; fail "an installed header does not compile on its own"; }
+
 cmake -S "$example_src" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
-  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure out of tree"; }
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure out of tree"; }
 cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "build out of tree"; }
 [[ -f $work/build/efu_example.so ]] || fail "efu_example.so not built"
+# Built with the installed headers alone: the source tree's include folder is on no command.
+[[ -f $work/build/compile_commands.json ]] || fail "no compile_commands.json"
+! grep -q "common/include" "$work/build/compile_commands.json" ||
+  fail "the out-of-tree build includes the source tree's headers"
 
 efu=$work/prefix/bin/efu
 # Found by name on EFU_PLUGIN_PATH, with its own options in --help.

@@ -1,8 +1,9 @@
-// The plugin contract: everything a detector plugin sees of the host (design.md §2).
+// The plugin contract: everything a detector plugin sees of the host (architecture.md §2).
 //
 // A plugin is a shared object exporting one extern "C" function, efu_plugin_entry(), that returns
-// a PluginDescriptor. The host owns every socket, thread, ring and producer; it creates one
-// Pipeline per processing thread and calls it with batches of received packets.
+// a PluginDescriptor. The host owns every socket, thread, ring and producer; it runs the
+// plugin's init() once, creates one Pipeline per processing thread and calls it with batches of
+// received packets.
 #pragma once
 
 #include <netinet/in.h>
@@ -22,7 +23,9 @@ namespace efu {
 /// Bumped whenever anything in this header (or the headers it includes) changes layout.
 /// v2: PacketView carries the sender (PacketSource); route_key takes the PacketView, noexcept.
 /// v3: PluginDescriptor::uses_source.
-inline constexpr std::uint32_t kPluginAbiVersion = 3;
+/// v4: PluginDescriptor::init and release, PipelineContext::shared (state loaded once per
+///     plugin); uses_source defaults to false.
+inline constexpr std::uint32_t kPluginAbiVersion = 4;
 
 /// The sender of a datagram: its IPv4 or IPv6 address and UDP port, as the kernel reported it
 /// (recvmmsg's msg_name) or as the af_xdp backend parsed it from the frame. The family is
@@ -94,6 +97,10 @@ struct PipelineContext {
   EventSink& events;
   unsigned instance;   // processing thread index, 0 .. instances-1
   unsigned instances;  // number of processing threads
+  /// What the descriptor's init() returned: the state every instance shares read-only (null
+  /// when the plugin has no init, or when a caller such as a fuzz driver did not run it). It
+  /// outlives every pipeline: the host releases it after the last one is destroyed.
+  const void* shared = nullptr;
 };
 
 /// The detector-specific stages. All calls come from one processing thread.
@@ -116,18 +123,40 @@ struct PluginDescriptor {
   const char* summary;        // one line for --list-modules
   const OptionSpec* options;  // declared options; names must not clash with the host's
   std::size_t option_count;
-  /// Creates one pipeline. May throw ConfigError for bad option values or config files.
+  /// Creates one pipeline, once per processing thread, after init(). May throw ConfigError for
+  /// bad option values or config files.
   Pipeline* (*create)(const PipelineContext& context);
   /// Optional (may be null): the key that routes a packet to a processing thread
   /// (key % instances). Packets with the same key stay in order on one thread. Called by the
   /// receive thread for each packet, with size >= 1; it must be cheap and cannot throw.
   std::uint32_t (*route_key)(const PacketView& packet) noexcept;
-  /// Whether process() or route_key read PacketView::source. A plugin that does not (a detector
-  /// whose readouts say where they come from) sets false: the socket backend then does not ask
-  /// the kernel for each datagram's sender, which costs 5-14 % of the receive path per datagram
-  /// (benchmarks/results/receive/), and every source is the unknown sender. Default: true.
-  bool uses_source = true;
+  /// Whether process() or route_key read PacketView::source. Asking the kernel for each
+  /// datagram's sender costs 5-14 % of the socket backend's receive path per datagram
+  /// (benchmarks/results/receive/), so it is opt-in: a plugin that reads the sender (the udp
+  /// instrument tells flows apart by it) sets true. Without it every source is the unknown
+  /// sender, as for a detector whose readouts say where they come from. Default: false.
+  bool uses_source = false;
+  /// Optional (null: nothing shared): loads what every processing thread's pipeline only reads
+  /// (instrument config, calibration, lookup tables), once, before the first create(). The host
+  /// passes the result to every create() as PipelineContext::shared and hands it to release()
+  /// after the last pipeline is destroyed. May throw ConfigError for bad options or files.
+  void* (*init)(const OptionValues& options) = nullptr;
+  /// Frees what init() returned. Required with init (efu::release_shared<T> deletes a T).
+  void (*release)(void* shared) = nullptr;
 };
+
+/// The release() of a plugin whose init() returns `new T`.
+template <typename T>
+void release_shared(void* shared) {
+  delete static_cast<T*>(shared);
+}
+
+/// The shared state of a pipeline's context as the T that init() made; null when init() did
+/// not run (see PipelineContext::shared).
+template <typename T>
+const T* shared_state(const PipelineContext& context) noexcept {
+  return static_cast<const T*>(context.shared);
+}
 
 }  // namespace efu
 

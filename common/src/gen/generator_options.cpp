@@ -22,6 +22,11 @@ void add_pulse_options(CLI::App& app, GeneratorOptions& o, std::uint32_t min_siz
   app.add_option("--rate-gbps", o.rate_gbps, "Gbit/s of UDP payload (instead of --rate-pps)");
   app.add_flag("--gso", o.gso,
                "UDP GSO: consecutive same-size packets leave as one message (UDP_SEGMENT)");
+  app.add_option("--batch", o.batch,
+                 "Packets per send call, sent when the first is due; 1: one by one, evenly "
+                 "spaced, as a detector's electronics send")
+      ->check(CLI::Range(1U, kMaxSendBatch))
+      ->capture_default_str();
   app.add_option("--size", o.size, "Largest packet, bytes")
       ->check(CLI::Range(static_cast<int>(min_size), 8972))
       ->capture_default_str();
@@ -64,6 +69,7 @@ SenderSettings sender_settings(const GeneratorOptions& o, const std::string& pro
   out.port = static_cast<std::uint16_t>(o.port);
   out.max_size = o.size;
   out.gso = o.gso;
+  out.batch = o.batch;
   return out;
 }
 

@@ -196,6 +196,7 @@ bool PacketSender::flush() {
       packets_ += msg_datagrams_[m];
     }
     messages_ += static_cast<std::uint64_t>(sent);
+    ++send_calls_;
     done += static_cast<unsigned>(sent);
   }
   const bool complete = done == messages;

@@ -115,6 +115,9 @@ class EssStream {
   std::uint64_t sent_packets() const noexcept { return sent_packets_; }
   std::uint64_t data_packets() const noexcept { return data_packets_; }
   std::uint64_t send_errors() const noexcept { return sender_.send_errors(); }
+  /// sendmmsg() calls so far: one per packet with --batch 1, one per --batch packets otherwise
+  /// (and one for what is left at the end).
+  std::uint64_t send_calls() const noexcept { return sender_.send_calls(); }
 
  private:
   std::uint64_t pulses_;

@@ -40,6 +40,7 @@ struct GeneratorOptions {
   double rate_pps = 0;
   double rate_gbps = 0;
   bool gso = false;
+  unsigned batch = 64;  // datagrams per send call; 1: one by one, each on its own schedule slot
   std::uint32_t size = 8972;
   std::uint64_t noise_per_pulse = 0;  // registered by the detector (what its noise is)
   unsigned queues = 1;
@@ -55,7 +56,7 @@ struct GeneratorOptions {
 /// --host, --port.
 void add_destination_options(CLI::App& app, GeneratorOptions& o);
 /// --neutrons-per-pulse, --pulses, --count, --duration, --rate-pps, --rate-gbps, --gso,
-/// --size (min_size..8972: a header and one readout at least).
+/// --batch (1..kMaxSendBatch), --size (min_size..8972: a header and one readout at least).
 void add_pulse_options(CLI::App& app, GeneratorOptions& o, std::uint32_t min_size);
 /// --queues, --header-version, --seed, --start-time-ns, --ground-truth, --summary,
 /// --fault-fraction, --fault-kinds (the kinds `faults`, all by default).

@@ -1,6 +1,9 @@
 // The UDP side of efu's generators (efu-udpgen, efu-multiblade-gen, efu-caen-gen): a connected
 // socket to host:port (IPv4 or IPv6), datagrams queued in preallocated buffers and sent in
 // batches with sendmmsg, each batch leaving when the Pacer says its first datagram is due.
+// With a batch of 1 (the generators' --batch 1) every datagram is its own send call at its own
+// time on the schedule: evenly spaced, one by one, as a detector's electronics send. A batched
+// sender's bursts let a receiver sleep between them, which one-by-one traffic does not.
 //
 //   gen::PacketSender sender({.program = "efu-mygen", .host = "127.0.0.1", .port = 9000}, pacer);
 //   std::uint8_t* p = sender.buffer();          // room for settings.max_size bytes
@@ -34,10 +37,13 @@ struct SenderSettings {
   std::string host = "127.0.0.1";
   std::uint16_t port = 9000;
   int sndbuf = 0;                 // SO_SNDBUF request in bytes; 0: the kernel default
-  unsigned batch = 64;            // datagrams per sendmmsg
+  unsigned batch = 64;            // datagrams per sendmmsg (1..kMaxSendBatch)
   std::uint32_t max_size = 8972;  // largest datagram
   bool gso = false;               // UDP GSO: many same-size datagrams per message (--gso)
 };
+
+/// The largest batch: sendmmsg() takes at most UIO_MAXIOV (1024) messages per call.
+inline constexpr unsigned kMaxSendBatch = 1024;
 
 /// The kernel's limits for one UDP GSO message: segments (UDP_MAX_SEGMENTS) and payload bytes
 /// (the 64 KB IP datagram less the IPv4 and UDP headers).
@@ -70,6 +76,9 @@ class PacketSender {
   std::uint64_t send_errors() const noexcept { return send_errors_; }
   /// Messages handed to the kernel: with gso, fewer than packets().
   std::uint64_t messages() const noexcept { return messages_; }
+  /// sendmmsg() calls that sent something: packets() with a batch of 1, about packets() / batch
+  /// otherwise.
+  std::uint64_t send_calls() const noexcept { return send_calls_; }
   /// The fatal error that made commit()/flush() return false ("" if none, or stopped).
   const std::string& error() const noexcept { return error_; }
   int fd() const noexcept { return fd_; }
@@ -96,6 +105,7 @@ class PacketSender {
   std::vector<std::uint8_t> control_;  // per message: room for one UDP_SEGMENT cmsg
   unsigned queued_ = 0;
   std::uint64_t messages_ = 0;
+  std::uint64_t send_calls_ = 0;
   std::uint64_t packets_ = 0;
   std::uint64_t bytes_ = 0;
   std::uint64_t send_errors_ = 0;
