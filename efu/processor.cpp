@@ -52,12 +52,6 @@ WaitPolicy parse_wait_policy(const std::string& text) {
                     "' is not a policy; expected adaptive, spin or sleep");
 }
 
-std::uint64_t steady_now_ns() noexcept {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
-
 Processor::Processor(std::vector<Lane*> lanes, Pipeline& pipeline, EventOutput& events,
                      RawOutput* raw, const ProcessorConfig& config, CounterRegistry& counters)
     : lanes_(std::move(lanes)),
