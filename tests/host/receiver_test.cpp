@@ -49,7 +49,7 @@ class Sender {
   }
   void send_seq(std::uint64_t seq, std::size_t size) {
     std::vector<std::uint8_t> buf(size, 0xab);
-    std::memcpy(buf.data(), &seq, std::min(size, sizeof(seq)));
+    if (size != 0) std::memcpy(buf.data(), &seq, std::min(size, sizeof(seq)));  // empty: no data
     ASSERT_EQ(sendto(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&addr_), len_),
               static_cast<ssize_t>(size));
   }
