@@ -288,12 +288,17 @@ def kafka_script(source_dir, port, action):
           % (action, port, r.stdout, r.stderr))
 
 
+def broker_pid(port):
+    """The pid of the broker scripts/kafka started on `port`, from the pid file it keeps."""
+    cache = os.environ.get("EFU_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "efu"))
+    with open(os.path.join(cache, "kafka-run-%d" % port, "kafka.pid")) as f:
+        return int(f.read().strip())
+
+
 def kill_broker(port):
     """SIGKILLs the broker scripts/kafka started on `port` (its java process, from the pid file
     scripts/kafka keeps), as a crash would, and waits until it is gone (bounded: 10 s)."""
-    cache = os.environ.get("EFU_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "efu"))
-    with open(os.path.join(cache, "kafka-run-%d" % port, "kafka.pid")) as f:
-        pid = int(f.read().strip())
+    pid = broker_pid(port)
     with open("/proc/%d/cmdline" % pid, "rb") as f:
         check(b"kafka.Kafka" in f.read(), "pid %d of port %d is not a Kafka broker" % (pid, port))
     os.kill(pid, signal.SIGKILL)

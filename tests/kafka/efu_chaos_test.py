@@ -35,18 +35,12 @@ import uuid
 from streaming_data_types import deserialise_ev44
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_support import (check, check_host_accounting, check_kafka_accounting,  # noqa: E402
-                         fail, free_udp_port, kafka_script, kill_broker, read_topic,
+from e2e_support import (broker_pid, check, check_host_accounting,  # noqa: E402
+                         check_kafka_accounting, fail, free_udp_port, kafka_script, kill_broker, read_topic,
                          udp_port_bound, wait_for)
 
 CHAOS_S = 40
 RATE_PPS = 2000  # scripts/demo's rate
-
-
-def broker_pid(port):
-    cache = os.environ.get("EFU_CACHE", os.path.expanduser("~/.cache/efu"))
-    with open(os.path.join(cache, f"kafka-run-{port}", "kafka.pid")) as f:
-        return int(f.read().strip())
 
 
 def at(t0, seconds, what):
