@@ -54,6 +54,11 @@ constexpr OptionSpec kHostOptions[] = {
     {"batch-bytes", OptionType::kInt, "262144",
      "socket: bytes per recvmmsg() call, about (fewer datagrams per call when they are large, so "
      "the slots written stay in the receiving core's cache); 0: batch-size always"},
+    {"receive-coalesce-us", OptionType::kInt, "1000",
+     "socket: while datagrams come one at a time at a moderate rate (one every 10 us to every "
+     "half window), the receive thread pauses up to this long before its next recvmmsg(), so "
+     "that one call and one wake-up of the processing thread take several datagrams; 0: never "
+     "pause (the default with --wait-policy spin)"},
     {"rcvbuf", OptionType::kInt, "12000000", "SO_RCVBUF to request, in bytes"},
     {"max-datagram", OptionType::kInt, "9000",
      "Largest datagram accepted, in bytes; larger ones are counted as truncated"},

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <span>
 #include <thread>
 
 #include "processor.h"
+#include "receive_coalescing.h"
 #include "udp_socket.h"
 
 namespace efu {
@@ -37,6 +39,7 @@ Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::
       dropped_at_stop_(counters.counter("receive.dropped.at_stop")),
       errors_(counters.counter("receive.errors")),
       gro_buffers_(counters.counter("receive.gro.buffers")),
+      pauses_(counters.counter("receive.coalesce.pauses")),
       dispatch_(pool, std::move(lanes), route_key,
                 std::size_t{config.batch_size} * (config.gro ? kMaxGroSegments : 1),
                 counters_.dropped_ring_full) {
@@ -99,6 +102,7 @@ int Receiver::receive_batch(bool dont_wait) {
     return 0;
   }
   prepare_messages(want);
+  asked_ = want;
   const int n =
       recvmmsg(fd_, messages_.data(), want, dont_wait ? MSG_DONTWAIT : MSG_WAITFORONE, nullptr);
   if (n <= 0) {
@@ -196,7 +200,18 @@ std::uint64_t Receiver::stage_messages(unsigned n) noexcept {
 }
 
 void Receiver::run(const std::atomic<bool>& stop) {
-  while (!stop.load(std::memory_order_relaxed)) receive_batch();
+  ReceiveCoalescing coalescing(config_.coalesce_ns);
+  while (!stop.load(std::memory_order_relaxed)) {
+    const int n = receive_batch();
+    // The clock only with coalescing on: one vDSO read per call, not per datagram.
+    if (config_.coalesce_ns == 0) continue;
+    const std::uint64_t pause = coalescing.pause_after(n, asked_, steady_now_ns());
+    if (pause != 0) {
+      pauses_.add();
+      const timespec ts{0, static_cast<long>(pause)};  // at most the window: under a second
+      clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
+    }
+  }
   finish();
 }
 

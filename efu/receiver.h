@@ -30,6 +30,9 @@ struct ReceiverConfig {
   // so that they are still in the receiving core's cache when they are written again
   // (docs/host.md "Receive batch").
   std::uint32_t batch_bytes = 256 * 1024;
+  // Receive coalescing (receive_coalescing.h): the longest pause before a recvmmsg() call while
+  // datagrams come one at a time at a moderate rate; 0: never pause.
+  std::uint64_t coalesce_ns = 1'000'000;
 };
 
 /// With UDP GRO a coalesced buffer is at most 64 KB; a slot must hold a whole one. The kernel
@@ -76,7 +79,8 @@ class Receiver {
   /// (batch_bytes).
   unsigned next_batch() const noexcept { return want_; }
 
-  /// Receives until `stop` is set, then finish().
+  /// Receives until `stop` is set, pausing between calls as receive coalescing says (counted
+  /// as receive.coalesce.pauses), then finish().
   void run(const std::atomic<bool>& stop);
 
   /// This receiver's own counter values (any thread may read them).
@@ -131,6 +135,7 @@ class Receiver {
   std::vector<std::uint32_t> rejected_;  // this call's rejected slots (see stage_messages)
   std::vector<std::uint8_t> control_;    // per message, with GRO only: the UDP_GRO cmsg
   unsigned want_;                        // messages the next call asks for (batch_bytes)
+  unsigned asked_ = 0;                   // messages the last call asked for
   std::uint32_t kernel_drops_seen_ = 0;  // the socket's drop total counted so far
   // The socket's drop total as poll_kernel_drops() last read it: written by the poller, read
   // by the receive thread (relaxed: a count, it orders nothing). Its own line.
@@ -141,6 +146,7 @@ class Receiver {
   Counter& dropped_at_stop_;  // the socket's own: what finish() could not drain
   Counter& errors_;           // failed recvmmsg() calls
   Counter& gro_buffers_;      // coalesced buffers split into their datagrams
+  Counter& pauses_;           // receive coalescing's pauses before a call
   LaneDispatch dispatch_;     // after the counters: it keeps a reference to dropped_ring_full
 };
 

@@ -28,6 +28,7 @@
 #include "efu/errors.h"
 #include "efu/outputs.h"
 #include "host_options.h"
+#include "loss.h"
 #include "memory_budget.h"
 #include "operator_interfaces.h"
 #include "plugin_loader.h"
@@ -75,6 +76,8 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.socket.rcvbuf_bytes = static_cast<std::size_t>(v.get_int("rcvbuf", 0, 2'000'000'000));
   s.receiver.batch_size = static_cast<unsigned>(v.get_int("batch-size", 1, 1024));
   s.receiver.batch_bytes = static_cast<std::uint32_t>(v.get_int("batch-bytes", 0, 1 << 30));
+  s.receiver.coalesce_ns =
+      static_cast<std::uint64_t>(v.get_int("receive-coalesce-us", 0, 100'000)) * 1000;
   s.receiver.max_datagram = static_cast<std::uint32_t>(v.get_int("max-datagram", 1, 65535));
   s.ring_size = static_cast<std::size_t>(v.get_int("ring-size", 2, 1 << 20));
   s.receiver.gro = v.get_bool("gro");
@@ -103,6 +106,11 @@ HostSettings read_settings(const OptionValues& v, const std::string& module_name
   s.cpu = parse_cpu_plan(v.get_string("cpu"));
   s.threads = static_cast<unsigned>(v.get_int("processing-threads", 1, 64));
   s.wait_policy = parse_wait_policy(v.get_string("wait-policy"));
+  // spin is for cores given to efu alone, and keeps the receive path as it was: no pauses,
+  // unless asked for.
+  if (s.wait_policy == WaitPolicy::kSpin && !v.is_set("receive-coalesce-us")) {
+    s.receiver.coalesce_ns = 0;
+  }
   if (!s.cpu.proc.empty()) {
     if (v.is_set("processing-threads") && s.cpu.proc.size() != s.threads) {
       throw ConfigError("--cpu: '" + v.get_string("cpu") + "' pins " +
@@ -402,22 +410,17 @@ void print_delivery(const CounterRegistry& counters) {
                   v("kafka.delivery.failed.timed_out"));
 }
 
-void print_final(const CounterRegistry& counters) {
+void print_final(const CounterRegistry& counters, const LossTotals& loss) {
   std::printf("efu: final counters\n");
   for (const CounterSample& c : counters.sample()) {
     std::printf("  %-44s %llu\n", c.name.c_str(), static_cast<unsigned long long>(c.value));
   }
-  std::uint64_t lost =
-      counters.value("receive.dropped.kernel") + counters.value("receive.dropped.ring_full") +
-      counters.value("receive.dropped.at_stop") + counters.value("receive.truncated") +
-      counters.value("receive.xdp.dropped.no_socket");
-  for (const CounterSample& c : counters.sample()) {
-    if (c.name.rfind("receive.xdp.errors.", 0) == 0) lost += c.value;  // af_xdp: unusable frames
-  }
-  std::printf("efu: summary: packets received %llu, processed %llu, lost %llu\n",
+  // The loss totals are the gauges lost.datagrams and rejected.datagrams (efu/loss.h).
+  std::printf("efu: summary: packets received %llu, processed %llu, lost %llu, rejected %llu\n",
               static_cast<unsigned long long>(counters.value("receive.packets")),
               static_cast<unsigned long long>(counters.value("process.packets")),
-              static_cast<unsigned long long>(lost));
+              static_cast<unsigned long long>(loss.lost_datagrams),
+              static_cast<unsigned long long>(loss.rejected_datagrams));
   print_delivery(counters);
   std::fflush(stdout);
 }
@@ -577,6 +580,7 @@ int run(int argc, const char* const* argv) {
   publisher.add_sink(&loss_warnings);
   if (StatsSink* status = outputs->status(); status != nullptr) publisher.add_sink(status);
   Counter& ring_fill = counters.gauge("receive.ring.fill");
+  LossGauges loss(counters);
   if (!sockets.empty()) {
     counters.gauge("receive.socket.rcvbuf_bytes").set(sockets.front().granted_rcvbuf());
   }
@@ -621,6 +625,7 @@ int run(int argc, const char* const* argv) {
     for (const Receiver& r : socket_receivers) failed += r.poll_failures();
     drop_reads_failed.set(failed);
   });
+  publisher.add_gauge_updater([&] { loss.update(); });
   publisher.set_poll([&] {
     outputs->poll();
     for (Receiver& r : socket_receivers) r.poll_kernel_drops();
@@ -693,7 +698,8 @@ int run(int argc, const char* const* argv) {
                  undelivered, settings.flush_timeout_s);
   }
   ops.stop();
-  print_final(counters);
+  const LossTotals totals = loss.update();  // the final values, for the summary and the file
+  print_final(counters, totals);
   if (!settings.stats_json.empty()) write_stats_json(settings.stats_json, counters);
   spdlog::info("stopped");
   return 0;

@@ -102,6 +102,12 @@ def wait_for_thread(pid, name, timeout_s=20):
     return False
 
 
+def policy_args(policy):
+    """'adaptive' or 'spin', optionally '/US': that --receive-coalesce-us (efu's default else)."""
+    name, _, coalesce = policy.partition("/")
+    return ["--wait-policy", name] + (["--receive-coalesce-us", coalesce] if coalesce else [])
+
+
 def run_one(args, det, rate, policy, port):
     d = DETECTORS[det]
     bindir = pathlib.Path(args.build) / "bin"
@@ -109,7 +115,7 @@ def run_one(args, det, rate, policy, port):
     cpu = str(args.efu_cpu)
     efu_cmd = ["taskset", "-c", cpu, str(bindir / "efu"), "--module", d["module"], *d["efu_args"],
                "--broker", "none", "--bind", "127.0.0.1", "--port", str(port),
-               "--cpu", f"rx={cpu},proc={cpu}", "--wait-policy", policy,
+               "--cpu", f"rx={cpu},proc={cpu}", *policy_args(policy),
                "--stats-json", stats, "--log-level", "warn"]
     efu = subprocess.Popen(efu_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -208,7 +214,9 @@ def main():
     p.add_argument("--detectors", default="multiblade,loki")
     p.add_argument("--rates", default="1000,5000,10000,20000,0",
                    help="packets/s, comma-separated; 0: saturation")
-    p.add_argument("--policies", default="adaptive,spin")
+    p.add_argument("--policies", default="adaptive,spin",
+                   help="wait policies, comma-separated, each optionally with '/US', a "
+                        "--receive-coalesce-us (adaptive/0: without receive coalescing)")
     p.add_argument("--duration", type=float, default=5, help="seconds per run")
     p.add_argument("--repeat", type=int, default=1,
                    help="runs per detector, rate and policy; the table gives their medians")
