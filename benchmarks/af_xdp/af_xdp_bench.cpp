@@ -54,15 +54,15 @@
 
 #include <spdlog/spdlog.h>
 
-#include "af_xdp/xdp_receiver.h"
-#include "af_xdp/xdp_socket.h"
+#include "receive/af_xdp/xdp_receiver.h"
+#include "receive/af_xdp/xdp_socket.h"
 #include "bench_affinity.h"
-#include "data_path.h"
+#include "process/data_path.h"
 #include "efu/counters.h"
 #include "efu/errors.h"
 #include "efu/packet_pool.h"
-#include "receiver.h"
-#include "udp_socket.h"
+#include "receive/receiver.h"
+#include "receive/udp_socket.h"
 
 #ifndef XDP_PKT_CONTD
 #define XDP_PKT_CONTD (1 << 0)

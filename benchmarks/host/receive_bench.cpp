@@ -67,13 +67,13 @@
 #include <spdlog/spdlog.h>
 
 #include "bench_affinity.h"
-#include "data_path.h"
+#include "process/data_path.h"
 #include "efu/counters.h"
 #include "efu/cpu_relax.h"
 #include "efu/packet_pool.h"
-#include "receiver.h"
-#include "udp_socket.h"
-#include "wakeup.h"
+#include "receive/receiver.h"
+#include "receive/udp_socket.h"
+#include "process/wakeup.h"
 
 namespace efu {
 namespace {
@@ -87,7 +87,7 @@ constexpr auto kSenderMaxRunTime = std::chrono::seconds(120);
 constexpr int kSenderSndbuf = 4'000'000;
 constexpr std::uint64_t kDrainBurstMax = 3000;  // < kRingCapacity
 constexpr auto kConsumerNap = std::chrono::microseconds(100);
-constexpr auto kProcessorSpin = std::chrono::microseconds(100);  // efu/processor.cpp kSpinNs
+constexpr auto kProcessorSpin = std::chrono::microseconds(100);  // efu/process/processor.cpp kSpinNs
 constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(std::uint32_t));
 
 using Clock = std::chrono::steady_clock;
@@ -95,7 +95,7 @@ using Clock = std::chrono::steady_clock;
 /// How the efu path's consumer waits when its ring is empty.
 ///  kNap: 100 us naps, never spinning (streaming: on 2 cores a spinning consumer would take the
 ///   sender's CPU, and the comparison would measure that).
-///  kLikeProcessor: as efu's processing thread does (efu/processor.cpp): spin 100 us after work,
+///  kLikeProcessor: as efu's processing thread does (efu/process/processor.cpp): spin 100 us after work,
 ///   then sleep on the lane's Wakeup, which the receiver's push wakes (the drain's default: no
 ///   sender runs while the receiver is timed, so nothing is taken from anyone, and slots come
 ///   back as promptly as in efu).
@@ -568,7 +568,7 @@ class NoopConsumer {
           primed_.store(false, std::memory_order_release);
         }
         if (now < spin_until) {
-          // As efu's processing thread spins (efu/processor.cpp): a pause between polls, a
+          // As efu's processing thread spins (efu/process/processor.cpp): a pause between polls, a
           // yield every 64.
           if (empty_polls % 64 == 0) {
             std::this_thread::yield();

@@ -1,5 +1,5 @@
 // wakeup_cost: what one sleep and wake-up of a processing thread costs on this host, with efu's
-// own Wakeup (efu/wakeup.h). The adaptive wait policy (efu/processor.cpp, docs/host.md "Waiting
+// own Wakeup (efu/process/wakeup.h). The adaptive wait policy (efu/process/processor.cpp, docs/host.md "Waiting
 // for packets") spins through a gap between packets only when the gap is shorter than this cost;
 // this program measures the figure its threshold rests on.
 //
@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include "wakeup.h"
+#include "process/wakeup.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <span>
 
-#include "af_xdp/frame_parser.h"
+#include "receive/af_xdp/frame_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace efu::xdp;

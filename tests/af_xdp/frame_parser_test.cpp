@@ -1,6 +1,6 @@
 // The af_xdp frame parser against frames written byte by byte from the formats' definitions
 // (test_frames.h).
-#include "af_xdp/frame_parser.h"
+#include "receive/af_xdp/frame_parser.h"
 
 #include <cstdint>
 #include <vector>

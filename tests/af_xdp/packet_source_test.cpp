@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "af_xdp/frame_parser.h"
-#include "af_xdp/xdp_receiver.h"
+#include "receive/af_xdp/frame_parser.h"
+#include "receive/af_xdp/xdp_receiver.h"
 #include "test_frames.h"
 
 namespace efu::xdp {

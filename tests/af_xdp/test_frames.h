@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "af_xdp/frame_parser.h"
+#include "receive/af_xdp/frame_parser.h"
 
 namespace efu::xdp::test {
 

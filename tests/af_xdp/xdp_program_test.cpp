@@ -2,7 +2,7 @@
 // it: which frames it takes for efu and which it passes on to the kernel. With no AF_XDP socket
 // in its table, a frame it takes for efu comes back as XDP_DROP and is counted as no_socket; a
 // frame that is not efu's comes back as XDP_PASS. Needs CAP_BPF (root); skipped without it.
-#include "af_xdp/xdp_program.h"
+#include "receive/af_xdp/xdp_program.h"
 
 #include <linux/bpf.h>
 
@@ -12,7 +12,7 @@
 #include <bpf/bpf.h>
 #include <gtest/gtest.h>
 
-#include "af_xdp/xdp_program_abi.h"
+#include "receive/af_xdp/xdp_program_abi.h"
 #include "efu/errors.h"
 #include "test_frames.h"
 

@@ -26,8 +26,8 @@
 #include <gtest/gtest.h>
 
 #include "efu/errors.h"
-#include "host_options.h"
-#include "plugin_loader.h"
+#include "startup/host_options.h"
+#include "startup/plugin_loader.h"
 #include "subprocess.h"
 
 namespace efu {

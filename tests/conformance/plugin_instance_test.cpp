@@ -1,4 +1,4 @@
-// The host's side of the plugin contract beyond loading (efu/plugin_loader.h): PluginInstance
+// The host's side of the plugin contract beyond loading (efu/startup/plugin_loader.h): PluginInstance
 // runs init() once, create() per processing thread and release() after the last pipeline; the
 // loader refuses init without release; the start-up warning for a plugin without route_key.
 #include <dlfcn.h>
@@ -13,8 +13,8 @@
 #include <spdlog/spdlog.h>
 
 #include "efu/errors.h"
-#include "host_options.h"
-#include "plugin_loader.h"
+#include "startup/host_options.h"
+#include "startup/plugin_loader.h"
 
 namespace efu {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "command_protocol.h"
+#include "ops/command_protocol.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The command port protocol as a pure function: every reply byte for byte (docs/operations.md).
-#include "command_protocol.h"
+#include "ops/command_protocol.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The Graphite output against a TCP listener of the test's own (a unit test: the real Carbon is
 // in graphite_carbon_test.py). Every published interval is either sent or counted as dropped.
-#include "graphite_output.h"
+#include "ops/graphite_output.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "efu/errors.h"
-#include "metrics_endpoint.h"
-#include "operator_interfaces.h"
-#include "socket_address.h"
+#include "ops/metrics_endpoint.h"
+#include "ops/operator_interfaces.h"
+#include "receive/socket_address.h"
 
 namespace efu {
 namespace {

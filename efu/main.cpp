@@ -1,3 +1,0 @@
-#include "runner.h"
-
-int main(int argc, char** argv) { return efu::run_efu(argc, argv); }
