@@ -9,7 +9,11 @@ For each run it reports the CPU time of the data threads (efu-rx + efu-proc*) pe
 ratio to the base runs of the same invocation (the machine may be shared: compare ratios, not
 absolute figures), the CPU share of the interface threads, and the packets lost.
 
-  benchmarks/ops/control_plane_load.py [--build build] [--rounds 2] [--count 400000] [--pps 80000]
+  PYTHONPATH=tests:scripts/udp_sweep benchmarks/ops/control_plane_load.py [--build build]
+      [--rounds 2] [--count 400000] [--pps 80000]
+
+(from the source directory: tests/support drives efu and the traffic, scripts/udp_sweep's
+efu_link measures CPU time).
 """
 from __future__ import annotations
 
@@ -21,11 +25,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+import efu_link
+from support.loss import lost_datagrams
+from support.ops import Client, Traffic, udp_efu
+from support.ports import free_port
+from support.waits import workdir
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "udp_sweep"))
-sys.path.insert(0, str(ROOT / "tests" / "ops"))
-import efu_link  # noqa: E402
-from ops_support import Client, Efu, Traffic, free_port, tmpdir  # noqa: E402
 
 
 def hammer(port: int, stop: threading.Event, counts: list):
@@ -47,15 +53,15 @@ def scrape(url: str, stop: threading.Event, counts: list):
     counts.append(n)
 
 
-def run(mode: str, count: int, pps: int) -> dict:
-    tmp = tmpdir(f"efu-ops-bench-{mode}-")
+def run(mode: str, count: int, pps: int, build: str) -> dict:
+    tmp = workdir(f"efu-ops-bench-{mode}-")
     extra = ["--stats-interval", "1"]
     command_port = free_port()
     if mode != "base":
         extra += ["--command-port", str(command_port)]
     if mode == "all":
         extra += ["--graphite", f"127.0.0.1:{free_port()}", "--metrics", "127.0.0.1:0"]
-    efu = Efu(extra, tmp)
+    efu = udp_efu(extra, tmp, build=build)
     stop, asked, scraped = threading.Event(), [], []
     workers = []
     if mode != "base":
@@ -67,7 +73,7 @@ def run(mode: str, count: int, pps: int) -> dict:
         w.start()
     cpu = efu_link.CpuWindow(efu.proc.pid)
     cpu.start()
-    traffic = Traffic(efu.udp_port, count, pps)
+    traffic = Traffic(efu.udp_port, count, pps, build=build)
     traffic.finish()
     cpu.stop()
     stop.set()
@@ -78,7 +84,7 @@ def run(mode: str, count: int, pps: int) -> dict:
                  if name.startswith(("efu-rx", "efu-proc")))
     iface_s = sum(u + s for name, (u, s) in cpu.threads.items()
                   if name.startswith(("efu-command", "efu-graphite", "civetweb")))
-    lost = stats.get("receive.dropped.kernel", 0) + stats.get("receive.dropped.ring_full", 0)
+    lost = lost_datagrams(stats)
     return {"mode": mode, "us_per_packet": 1e6 * data_s / max(1, traffic.sent),
             "iface_pct": 100 * iface_s / cpu.elapsed_s, "lost": lost, "sent": traffic.sent,
             "requests": sum(asked), "scrapes": sum(scraped)}
@@ -91,13 +97,10 @@ def main() -> int:
     p.add_argument("--count", type=int, default=400_000)
     p.add_argument("--pps", type=int, default=80_000)
     a = p.parse_args()
-    import ops_support
-    ops_support.EFU = Path(a.build) / "bin" / "efu"
-    ops_support.UDPGEN = Path(a.build) / "bin" / "efu-udpgen"
     results = {m: [] for m in ("base", "hammer", "all")}
     for _ in range(a.rounds):
         for mode in results:  # interleaved, so drifting load hits every mode alike
-            r = run(mode, a.count, a.pps)
+            r = run(mode, a.count, a.pps, a.build)
             results[mode].append(r)
             print(f"  {mode:7s} {r['us_per_packet']:.3f} us/packet (data threads), interface "
                   f"threads {r['iface_pct']:.1f}% of a core, lost {r['lost']} of {r['sent']}, "

@@ -11,7 +11,9 @@ Kafka, and checks the accounting:
     (exact equality is reported too). It prints a
 summary, including RSS growth after warm-up (the first quarter of the run), and writes it as
 JSON. Exit 0 when every neutron is accounted for and RSS after warm-up grew by less than
---rss-growth-limit-mb; 1 otherwise. This is a benchmark: run it by hand, not in the suite.
+--rss-growth-limit-mb; 1 otherwise. This is a benchmark: run it by hand, not in the suite, through
+benchmarks/soak/soak (which puts tests/ on PYTHONPATH: the loss is efu's own gauges, read with
+tests/support/loss.py).
 """
 import argparse
 import csv
@@ -25,11 +27,9 @@ import tempfile
 import time
 import uuid
 
-
-def free_port(kind):
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from support.loss import LOST_DATAGRAMS, LOST_EVENTS, REJECTED_DATAGRAMS, lost_datagrams, \
+    lost_events, rejected_datagrams
+from support.ports import free_port
 
 
 def proc_status(pid):
@@ -134,7 +134,8 @@ def main():
     samples = []
     t0 = time.monotonic()
     columns = ["minute", "rss_kb", "fds", "threads", "receive.packets", "receive.dropped.kernel",
-               "receive.dropped.ring_full", "events.formed", "ev44.events", "kafka.delivery.ok",
+               "receive.dropped.ring_full", LOST_DATAGRAMS, REJECTED_DATAGRAMS, LOST_EVENTS,
+               "events.formed", "ev44.events", "kafka.delivery.ok",
                "kafka.delivery.failed", "kafka.produce.failed.queue_full", "kafka.queue.depth"]
     with open(os.path.join(out, "samples.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -163,9 +164,9 @@ def main():
 
     warm = [s for s in samples if s["minute"] >= args.minutes / 4]
     rss_growth_mb = (warm[-1]["rss_kb"] - warm[0]["rss_kb"]) / 1024 if len(warm) >= 2 else 0.0
-    losses = {k: final.get(k, 0) for k in ("receive.dropped.kernel", "receive.dropped.ring_full",
-                                           "receive.dropped.at_stop", "ev44.events.dropped",
-                                           "kafka.delivery.failed")}
+    # efu's own totals (efu/loss.h): datagrams lost or refused, events not delivered.
+    losses = {LOST_DATAGRAMS: lost_datagrams(final), REJECTED_DATAGRAMS: rejected_datagrams(final),
+              LOST_EVENTS: lost_events(final)}
     neutrons = sent["neutrons"]
     formed = final.get("events.formed", 0)
     rejected = {k: v for k, v in final.items() if k.startswith("events.rejected.") and v}

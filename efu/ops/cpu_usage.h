@@ -1,5 +1,6 @@
-// CPU accounting as in the measurement study: per-thread user/system time from
-// /proc/self/task/<tid>/stat and the host's softirq/system share from /proc/stat.
+// CPU accounting (docs/architecture.md §4.3, §9: measure CPU as well as loss): per-thread
+// user/system time from /proc/self/task/<tid>/stat and the host's softirq/system share from
+// /proc/stat.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
-// The receive -> process data path (design.md §1, §3). Every receive thread owns a packet pool
-// and one Lane to each processing thread; every processing thread drains one Lane from each
-// receive thread. So each ring has one producer and one consumer, and the datagrams of one flow
-// (one receive thread, one route key) stay in order on one processing thread.
+// The receive -> process data path (docs/architecture.md §3.2, §3.3). Every receive thread owns
+// a packet pool and one Lane to each processing thread; every processing thread drains one Lane
+// from each receive thread. So each ring has one producer and one consumer, and the datagrams of
+// one flow (one receive thread, one route key) stay in order on one processing thread.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
-// What every receive backend does once its datagrams are in pool slots (design.md §3): owning
-// the free slots, routing each datagram to a lane by the plugin's key, pushing a batch to the
-// lanes with ring-full drops counted, waking sleeping processing threads, and taking back the
-// slots the processing threads return. The socket and af_xdp receivers both use it, so plugins
-// cannot tell the backends apart.
+// What every receive backend does once its datagrams are in pool slots (docs/architecture.md
+// §3.3): owning the free slots, routing each datagram to a lane by the plugin's key, pushing a
+// batch to the lanes with ring-full drops counted, waking sleeping processing threads, and taking
+// back the slots the processing threads return. The socket and af_xdp receivers both use it, so
+// plugins cannot tell the backends apart.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // A processing thread's loop: drain its lanes, call the plugin pipeline, give the slots back.
-// The only processing loop in efu: plugins provide stages, never loops (design.md §1).
+// The only processing loop in efu: plugins provide stages, never loops (docs/architecture.md
+// §1.2).
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Waking a sleeping processing thread without a syscall per packet (design.md §3).
+// Waking a sleeping processing thread without a syscall per packet (docs/architecture.md §3.6).
 //
 // A processing thread with nothing to do spins for a while or not at all (its wait policy,
 // processor.cpp), then sleeps on a futex; a receive thread that has just pushed packets calls

@@ -1,6 +1,6 @@
 // The receive.* counters both receive backends keep (efu/receive/receiver.h: recvmmsg; af_xdp/
 // xdp_receiver.h: AF_XDP), registered in one place so the names and their meaning cannot drift
-// apart between the backends (architecture.md §4.4, docs/operations.md). A backend's own
+// apart between the backends (docs/architecture.md §4.4, docs/operations.md). A backend's own
 // counters (the socket's receive.errors, the af_xdp receive.xdp.*) are its own.
 #pragma once
 

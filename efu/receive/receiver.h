@@ -1,6 +1,6 @@
 // The socket receive backend: recvmmsg() into preallocated slots, optionally with UDP GRO (one
 // slot then holds several datagrams of one flow, split into views without copying), and the
-// datagrams routed to the lanes (design.md §1).
+// datagrams routed to the lanes (docs/architecture.md §3.5).
 #pragma once
 
 #include <sys/socket.h>

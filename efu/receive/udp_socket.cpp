@@ -116,7 +116,8 @@ void set_sharing_options(int fd, const UdpSocketConfig& config, bool multicast) 
 
 /// Asks for `bytes` of receive buffer and returns the usable size the kernel granted.
 std::size_t set_receive_buffer(int fd, std::size_t bytes) {
-  // The study's lesson: a large receive buffer absorbs bursts while the receiver is descheduled.
+  // A lesson of the UDP measurements in docs/architecture.md §9: a large receive buffer absorbs
+  // bursts while the receiver is descheduled.
   const int requested = static_cast<int>(bytes);
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &requested, sizeof(requested));
   int granted = 0;

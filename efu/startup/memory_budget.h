@@ -1,6 +1,6 @@
-// How much memory efu may use, for the start-up check of the packet pools (issue 10 item 5): a
-// ring and thread count whose pool does not fit must end start-up with one line, not with
-// std::bad_alloc, nor later with the OOM killer once a backlog touches the pages.
+// How much memory efu may use, for the start-up check of the packet pools (docs/architecture.md
+// §3.8): a ring and thread count whose pool does not fit must end start-up with one line, not
+// with std::bad_alloc, nor later with the OOM killer once a backlog touches the pages.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Finding and loading detector pipeline plugins, and running one for a run: init() once, a
-// pipeline per processing thread, release() at the end (architecture.md §2).
+// pipeline per processing thread, release() at the end (docs/architecture.md §2.1, §2.2).
 #pragma once
 
 #include <functional>

@@ -1,4 +1,4 @@
-// Thread naming, CPU pinning and the --cpu option (design.md §3).
+// Thread naming, CPU pinning and the --cpu option (docs/architecture.md §3.7).
 #pragma once
 
 #include <optional>

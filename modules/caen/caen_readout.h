@@ -1,6 +1,6 @@
-// The 24-byte CAEN readout block (design.md §5.2b): layout, decoding and a writer for generators
-// and tests. The amplitudes are two's complement for LoKI and plain unsigned for the other
-// instruments, so they are decoded per instrument (Amplitudes::signed_values).
+// The 24-byte CAEN readout block (docs/architecture.md §5.2b): layout, decoding and a writer for
+// generators and tests. The amplitudes are two's complement for LoKI and plain unsigned for the
+// other instruments, so they are decoded per instrument (Amplitudes::signed_values).
 #pragma once
 
 #include <cstdint>

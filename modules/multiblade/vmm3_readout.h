@@ -1,4 +1,5 @@
-// The 20-byte VMM3a readout block (design.md §5.2): layout and a writer for generators/tests.
+// The 20-byte VMM3a readout block (docs/architecture.md §5.2): layout and a writer for
+// generators/tests.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The flows of the udp instrument: a sender's address and port mapped to a slot number, with a
-// fixed number of slots so memory stays bounded whatever arrives (issue 12 item 4).
+// fixed number of slots so memory stays bounded whatever arrives (docs/architecture.md §1.2).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// The link-test datagram layout (design.md §5.4): a sequence number at offset 0, then filler.
+// The link-test datagram layout (docs/architecture.md §5.4): a sequence number at offset 0, then
+// filler.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@ namespace efu::udp {
 
 enum class SeqFormat : std::uint8_t {
   kEfu64,    // efu-udpgen: 64-bit little-endian, first datagram 0
-  kUdptx32,  // the measurement study's udptx: 32-bit host order, first datagram 1
+  kUdptx32,  // udptx (docs/architecture.md §9): 32-bit host order, first datagram 1
 };
 
 /// Parses "efu64" / "udptx32"; nullopt for anything else.

@@ -8,7 +8,7 @@ namespace {
 const efu::OptionSpec kOptions[] = {
     {efu::udp::kOptionSeqFormat, efu::OptionType::kString, "efu64",
      "sequence number format: efu64 (64-bit little-endian from 0, efu-udpgen) or udptx32 "
-     "(32-bit host order from 1, the study's udptx)"},
+     "(32-bit host order from 1, as the udptx tool sends)"},
     {efu::udp::kOptionVerifyPayload, efu::OptionType::kBool, "off",
      "check the efu-udpgen filler of every datagram; mismatches count as udp.corrupted"},
     {efu::udp::kOptionMaxFlows, efu::OptionType::kInt, "16",

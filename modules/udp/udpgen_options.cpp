@@ -139,7 +139,8 @@ UdpgenParse parse_udpgen_options(int argc, char** argv) {
   app.add_option("--skip-every", o.skip_every,
                  "leave out every K-th sequence number (0 = off): injects known loss")
       ->capture_default_str();
-  app.add_flag("--udptx-format", udptx, "32-bit host-order sequence from 1 (the study's udptx)");
+  app.add_flag("--udptx-format", udptx,
+               "32-bit host-order sequence from 1 (as the udptx tool sends)");
   app.add_option("--stats-interval", o.stats_interval_s, "seconds between rate lines (0 = off)")
       ->capture_default_str();
   try {

@@ -15,7 +15,8 @@ from pathlib import Path
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-# The host tuning the measurement study ran with; a link test should have at least this.
+# The host tuning of the UDP measurements in docs/architecture.md §9; a link test should have at
+# least this.
 STUDY_TUNING = {
     "net.core.rmem_max": 12582912,
     "net.core.wmem_max": 12582912,
@@ -271,12 +272,12 @@ def interface_for(address: str) -> str:
 
 
 def tuning_warnings(address: str = "127.0.0.1") -> list[str]:
-    """One line per kernel setting below the study's values."""
+    """One line per kernel setting below the tuning of docs/architecture.md §9."""
     warnings = []
     for name, want in STUDY_TUNING.items():
         have = read_sysctl(name)
         if have is None:
-            warnings.append(f"{name}: unreadable; the study used {want}")
+            warnings.append(f"{name}: unreadable; want at least {want} (study)")
         elif have < want:
             warnings.append(f"{name} = {have} < {want} (study); sysctl -w {name}={want}")
     dev = interface_for(address)

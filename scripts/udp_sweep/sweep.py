@@ -1,6 +1,6 @@
-"""udp-sweep: efu --module udp against efu-udpgen over a range of datagram sizes (the study's
-Table 3), on 127.0.0.1. Writes <out>/udp-sweep.csv and <out>/udp-sweep.png (rate, PER, CPU).
-See docs/udp-link-test.md."""
+"""udp-sweep: efu --module udp against efu-udpgen over a range of datagram sizes (Table 3
+of the UDP measurements in docs/architecture.md §9), on 127.0.0.1. Writes <out>/udp-sweep.csv and
+<out>/udp-sweep.png (rate, PER, CPU). See docs/udp-link-test.md."""
 from __future__ import annotations
 
 import argparse
@@ -10,8 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import efu_link  # noqa: E402
+import efu_link  # beside this file: a script's own directory is on the import path
 
 STUDY_SIZES = [64, 128, 256, 472, 772, 1000, 1472, 1700, 1800, 1900, 2000, 2200, 2972, 4472,
                5972, 8972]
@@ -29,7 +28,8 @@ COLUMNS = [
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="udp-sweep", description=__doc__)
-    p.add_argument("--sizes", help="comma-separated user data sizes (default: the study's 16)")
+    p.add_argument("--sizes", help="comma-separated user data sizes (default: the 16 of the UDP "
+                   "measurements in docs/architecture.md §9)")
     vol = p.add_mutually_exclusive_group()
     vol.add_argument("--packets", type=int, help="datagrams per size")
     vol.add_argument("--bytes", type=float, help="user data bytes per size (default 2e9)")

@@ -32,8 +32,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from support.checks import check, failures, finish
+from support.efu import Efu, EfuExited
+from support.loss import lost_datagrams, rejected_datagrams
 
 SKIP = 77
 PORT = 9000
@@ -43,15 +46,6 @@ RX4, RX4_OTHER, TX4 = "10.200.0.2", "10.200.0.3", "10.200.0.1"
 RX6, TX6 = "fd00:200::2", "fd00:200::1"
 COUNT = 20_000
 RATE_PPS = 50_000
-
-failures: list[str] = []
-
-
-def check(condition: bool, message: str) -> None:
-    print(("ok   " if condition else "FAIL ") + message, flush=True)
-    if not condition:
-        failures.append(message)
-
 
 def run(*cmd: str, check_rc: bool = True, **kw) -> subprocess.CompletedProcess:
     r = subprocess.run(list(cmd), capture_output=True, text=True, **kw)
@@ -122,44 +116,26 @@ class Namespaces:
         return run("ip", "netns", "exec", ns, *cmd, **kw)
 
 
-class Efu:
-    """efu --module udp --receive-backend af_xdp in the rx namespace."""
-
-    def __init__(self, a, nets: Namespaces, tmp: Path, name: str, extra: list[str],
-                 ring: int = 65536, frames: int = 16384) -> None:
-        self.stats = tmp / f"{name}.json"
-        self.log_path = tmp / f"{name}.log"
-        self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", nets.rx, a.efu, "--module", str(Path(a.plugins) / "efu_udp.so"),
-             "--broker", "none", "--receive-backend", "af_xdp", "--interface", RX_IF,
-             "--port", str(PORT), "--ring-size", str(ring), "--xdp-frames", str(frames),
-             "--stats-interval", "0.5",
-             "--stats-json", str(self.stats), *extra],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            text = self.log_path.read_text()
-            if " running" in text:
-                self.startup = text
-                return
-            if self.proc.poll() is not None:
-                error = next((l for l in text.splitlines() if l.startswith("efu: error:")), "")
-                if self.proc.returncode == 2 and "the kernel" in error:
-                    print(f"af_xdp: the kernel refuses XDP/AF_XDP here; skipped\n  {error}")
-                    sys.exit(SKIP)
-                raise RuntimeError(f"efu exited {self.proc.returncode} at start:\n{text}")
-            time.sleep(0.05)
-        self.proc.kill()
-        raise RuntimeError("efu did not start within 20 s:\n" + self.log_path.read_text())
-
-    def stop(self) -> dict:
-        self.proc.send_signal(signal.SIGINT)
-        rc = self.proc.wait(timeout=30)
-        self.log.close()
-        if rc != 0:
-            raise RuntimeError(f"efu exited {rc}:\n{self.log_path.read_text()[-3000:]}")
-        return json.loads(self.stats.read_text())
+def start_efu(a, nets: Namespaces, tmp: Path, name: str, extra: list[str], ring: int = 65536,
+              frames: int = 16384) -> Efu:
+    """efu --module udp --receive-backend af_xdp in the rx namespace, its files in tmp/<name>;
+    exits 77 (skipped) if the kernel refuses XDP or AF_XDP."""
+    work = tmp / name
+    work.mkdir(exist_ok=True)
+    try:
+        efu = Efu(["--module", str(Path(a.plugins) / "efu_udp.so"), "--broker", "none",
+                   "--receive-backend", "af_xdp", "--interface", RX_IF, "--port", str(PORT),
+                   "--ring-size", str(ring), "--xdp-frames", str(frames), "--stats-interval", "0.5",
+                   *extra], work, binary_path=a.efu, prefix=["ip", "netns", "exec", nets.rx],
+                  ready_text=" running", ready_timeout_s=20)
+    except EfuExited as e:
+        error = next((l for l in e.log.splitlines() if l.startswith("efu: error:")), "")
+        if e.code == 2 and "the kernel" in error:
+            print(f"af_xdp: the kernel refuses XDP/AF_XDP here; skipped\n  {error}")
+            sys.exit(SKIP)
+        raise
+    efu.startup = efu.log()
+    return efu
 
 
 def udpgen(a, nets: Namespaces, host: str, size: int, count: int, *extra: str) -> dict:
@@ -213,45 +189,39 @@ def kernel_traffic(nets: Namespaces, listen: dict, send: list, expect: int) -> d
     return json.loads(out.strip().splitlines()[-1])
 
 
-def explain_failures(efu: "Efu", stats: dict, failures_before: int) -> None:
+def explain_failures(efu: Efu, stats: dict, failures_before: int) -> None:
     """After a case with failed checks: every non-zero receive/udp counter and efu's last lines."""
     if len(failures) == failures_before:
         return
     shown = {k: v for k, v in sorted(stats.items())
              if k.startswith(("receive.", "udp.", "process.")) and v}
     print("  counters: " + json.dumps(shown))
-    print("  efu's log ends:\n    " + "\n    ".join(efu.log_path.read_text().splitlines()[-15:]))
-
-
-def loss_counters(stats: dict) -> dict:
-    names = ["receive.dropped.kernel", "receive.dropped.ring_full", "receive.truncated",
-             "receive.dropped.empty", "receive.xdp.dropped.no_socket"]
-    names += sorted(k for k in stats if k.startswith("receive.xdp.errors."))
-    return {k: stats.get(k, 0) for k in names}
+    print("  efu's log ends:\n    " + "\n    ".join(efu.log().splitlines()[-15:]))
 
 
 def check_accounting(stats: dict, sent: int, skipped: int, wire: int, label: str) -> None:
     """wire: datagrams the veth pair dropped before efu could see them (Namespaces.wire_drops)."""
-    losses = loss_counters(stats)
-    lost = sum(losses.values())
-    shown = {k: v for k, v in losses.items() if v}
-    print(f"  {label}: udp.packets={stats.get('udp.packets')} losses={shown} wire drops={wire}")
+    rejected = rejected_datagrams(stats)
+    lost = lost_datagrams(stats) + rejected
+    shown = {k: v for k, v in sorted(stats.items()) if v and (
+        k.startswith(("receive.dropped.", "receive.xdp.errors.", "receive.xdp.dropped."))
+        or k == "receive.truncated")}
+    print(f"  {label}: udp.packets={stats.get('udp.packets')} lost.datagrams="
+          f"{lost_datagrams(stats)} rejected.datagrams={rejected} ({shown}) wire drops={wire}")
     check(stats.get("udp.packets", 0) + lost + wire == sent,
-          f"{label}: udp.packets {stats.get('udp.packets')} + losses {lost} + wire drops {wire} "
-          f"== sent {sent}")
+          f"{label}: udp.packets {stats.get('udp.packets')} + lost and rejected datagrams {lost} "
+          f"+ wire drops {wire} == sent {sent}")
+    # Every frame efu took is passed on (receive.packets, ring-full ones included) or rejected.
     frames = stats.get("receive.xdp.frames", 0)
-    not_passed = lost - stats.get("receive.dropped.kernel", 0) - stats.get(
-        "receive.xdp.dropped.no_socket", 0) - stats.get("receive.dropped.ring_full", 0)
-    check(frames == stats.get("receive.packets", 0) + not_passed,
-          f"{label}: receive.xdp.frames {frames} == receive.packets + frames not passed on")
+    check(frames == stats.get("receive.packets", 0) + rejected,
+          f"{label}: receive.xdp.frames {frames} == receive.packets + rejected.datagrams {rejected}")
     check(stats.get("receive.packets") ==
           stats.get("process.packets", 0) + stats.get("receive.dropped.ring_full", 0),
           f"{label}: receive.packets == process.packets + ring_full")
     # The plugin's loss is the generator's skips plus what the host dropped. A host drop of the
     # very last datagrams of a sequence run is invisible to sequence accounting (docs/udp-link-
     # test.md §3), so with host drops the plugin's loss lies between the two.
-    host_drops = stats.get("receive.dropped.kernel", 0) + stats.get(
-        "receive.dropped.ring_full", 0) + wire
+    host_drops = lost_datagrams(stats) + wire
     lost = stats.get("udp.lost", -1)
     if host_drops == 0:
         check(lost == skipped, f"{label}: udp.lost {lost} == skipped {skipped}")
@@ -265,7 +235,7 @@ def case_ipv4(a, nets: Namespaces, tmp: Path) -> None:
     print("== IPv4, --bind to one address: 8972 B, 64 B, fragmented; ping and other traffic")
     failures_before = len(failures)
     # Two processing threads: each datagram, chained ones too, is routed by the plugin's key.
-    efu = Efu(a, nets, tmp, "ipv4", ["--bind", RX4, "--verify-payload", "on",
+    efu = start_efu(a, nets, tmp, "ipv4", ["--bind", RX4, "--verify-payload", "on",
                                      "--processing-threads", "2"], ring=1024, frames=1024)
     wire_before = nets.wire_drops()
     multi_buffer = "multi-buffer frames" in efu.startup
@@ -285,7 +255,7 @@ def case_ipv4(a, nets: Namespaces, tmp: Path) -> None:
             nets, {"other_port": [4, "0.0.0.0", OTHER_PORT], "other_address": [4, RX4_OTHER, PORT]},
             [[4, RX4, OTHER_PORT, 20], [4, RX4_OTHER, PORT, 20]], 20)
     finally:
-        stats = efu.stop()
+        stats = efu.stop(sig=signal.SIGINT)
     wire = nets.wire_drops() - wire_before
     check(ping4.returncode == 0, f"ping {RX4} while efu runs: exit {ping4.returncode}")
     check(ping6.returncode == 0, f"ping -6 {RX6} while efu runs: exit {ping6.returncode}")
@@ -317,7 +287,7 @@ def case_ipv6(a, nets: Namespaces, tmp: Path) -> None:
     Namespaces.sh(nets.tx, "ethtool", "-K", TX_IF, "tx", "off")
     # 1024 ring entries and 1024 fill-ring frames: the UMEM has a few thousand frames for
     # 22,000 datagrams, so every frame goes round the pipeline many times.
-    efu = Efu(a, nets, tmp, "ipv6", ["--bind", "::", "--verify-checksums", "on",
+    efu = start_efu(a, nets, tmp, "ipv6", ["--bind", "::", "--verify-checksums", "on",
                                      "--max-datagram", "6000", "--verify-payload", "on"],
               ring=1024, frames=1024)
     wire_before = nets.wire_drops()
@@ -328,7 +298,7 @@ def case_ipv6(a, nets: Namespaces, tmp: Path) -> None:
         # Above --max-datagram (in a frame of two buffers) and above it in one frame.
         too_big = udpgen(a, nets, RX4, 6001, 50)
     finally:
-        stats = efu.stop()
+        stats = efu.stop(sig=signal.SIGINT)
     wire = nets.wire_drops() - wire_before
     # too_big restarts the sequence (the plugin never sees it): it is all in receive.truncated.
     check_accounting(stats, v6["packets"] + chained["packets"] + too_big["packets"],
@@ -345,7 +315,7 @@ def case_ipv6(a, nets: Namespaces, tmp: Path) -> None:
 def case_copy(a, nets: Namespaces, tmp: Path) -> None:
     print("== --xdp-in-place off: payloads copied; 8000 B, 1472 B, above --max-datagram")
     failures_before = len(failures)
-    efu = Efu(a, nets, tmp, "copy", ["--xdp-in-place", "off", "--verify-payload", "on",
+    efu = start_efu(a, nets, tmp, "copy", ["--xdp-in-place", "off", "--verify-payload", "on",
                                      "--max-datagram", "8000"])
     check("payloads copied from the UMEM" in efu.startup, "--xdp-in-place off: payloads copied")
     wire_before = nets.wire_drops()
@@ -354,7 +324,7 @@ def case_copy(a, nets: Namespaces, tmp: Path) -> None:
         full = udpgen(a, nets, RX4, 1472, COUNT)
         too_big = udpgen(a, nets, RX4, 8001, 50)
     finally:
-        stats = efu.stop()
+        stats = efu.stop(sig=signal.SIGINT)
     wire = nets.wire_drops() - wire_before
     check_accounting(stats, jumbo["packets"] + full["packets"] + too_big["packets"],
                      jumbo["skipped"], wire, "copy")
@@ -378,7 +348,7 @@ for i in range(n):
 def case_neighbours(a, nets: Namespaces, tmp: Path) -> None:
     print("== malformed neighbours (empty, above --max-datagram, fragmented) amid a valid stream")
     failures_before = len(failures)
-    efu = Efu(a, nets, tmp, "neighbours", ["--max-datagram", "8000", "--verify-payload", "on",
+    efu = start_efu(a, nets, tmp, "neighbours", ["--max-datagram", "8000", "--verify-payload", "on",
                                            "--processing-threads", "2"])
     wire_before = nets.wire_drops()
     each = 300
@@ -388,7 +358,7 @@ def case_neighbours(a, nets: Namespaces, tmp: Path) -> None:
         valid = udpgen(a, nets, RX4, 1472, COUNT, "--skip-every", "800")
         bad.wait(timeout=60)
     finally:
-        stats = efu.stop()
+        stats = efu.stop(sig=signal.SIGINT)
     wire = nets.wire_drops() - wire_before
     check(bad.returncode == 0, f"the neighbours' sender exited {bad.returncode}")
     # Each fragmented datagram's first fragment reaches efu (the rest go to the kernel).
@@ -431,20 +401,18 @@ def case_errors(a, nets: Namespaces) -> None:
     # A second efu on the same queue is refused; so is any efu while another XDP program is on
     # the interface (here efu's own program, attached with ip link), which stays untouched.
     with tempfile.TemporaryDirectory(prefix="efu-afxdp-") as tmp:
-        first = Efu(a, nets, Path(tmp), "first", [])
+        first = start_efu(a, nets, Path(tmp), "first", [])
         try:
             rc, errors = efu_error(a, nets, "--interface", RX_IF)
         finally:
-            first.stop()
+            first.stop(sig=signal.SIGINT)
     check(rc == 2 and len(errors) == 1 and "already has an AF_XDP socket" in errors[0],
           f"a second efu on queue 0 of {RX_IF}: exit {rc}, {errors}")
     # Killed, efu leaves nothing attached: its program hangs on a BPF link that dies with it.
     with tempfile.TemporaryDirectory(prefix="efu-afxdp-") as tmp:
-        killed = Efu(a, nets, Path(tmp), "killed", [])
+        killed = start_efu(a, nets, Path(tmp), "killed", [])
         attached = "prog/xdp" in run("ip", "-n", nets.rx, "link", "show", "dev", RX_IF).stdout
-        killed.proc.kill()
-        killed.proc.wait(timeout=10)
-        killed.log.close()
+        killed.kill()
     after = run("ip", "-n", nets.rx, "link", "show", "dev", RX_IF).stdout
     check(attached and "prog/xdp" not in after,
           f"efu's XDP program attached while it runs ({attached}), gone after SIGKILL "
@@ -504,8 +472,7 @@ def main() -> int:
     for name, first in filter(None, retried):
         print(f"RETRIED {name}: its first run failed, its second passed; the first run's "
               f"failures were: {first}")
-    if failures:
-        print(f"{len(failures)} check(s) failed")
+    if finish():
         return 1
     print("af_xdp: all checks passed" + (" (a case needed a second run, see RETRIED)"
                                          if any(retried) else ""))

@@ -2,7 +2,10 @@
 // hand from the facility's formulas (docs/caen.md); the arithmetic is in the comment above it.
 #include "pixel_map.h"
 
+#include <cmath>
+#include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -252,6 +255,32 @@ TEST(PixelMapLoading, GroupSizeMustFitTheInstrument) {
   const Calibration cal = Calibration::from_text(
       calibration_text("loki", 48, 3, test::kBifrostIntervals), "cal.json", "loki");
   EXPECT_THROW(PixelMap(config, cal, 0), ConfigError);
+}
+
+}  // namespace
+}  // namespace efu::caen
+
+namespace efu::caen {
+namespace {
+
+// round_non_negative() replaces std::round in LoKI's x: it must agree with it everywhere in
+// [0, 2^31), most of all on the halves and next to them.
+TEST(RoundNonNegative, AgreesWithStdRoundOnTheEdgesAndAtRandom) {
+  std::vector<double> values{0.0, 0.5, 1.5, 2.5, 0.49999999999999994, 511.5, 65534.5, 2147483647.0,
+                             std::nextafter(0.5, 0.0), std::nextafter(0.5, 1.0),
+                             std::nextafter(1.5, 0.0), std::nextafter(1.5, 2.0),
+                             std::nextafter(511.5, 0.0), std::nextafter(65534.5, 70000.0)};
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> any(0.0, 65535.0);
+  std::uniform_int_distribution<std::uint32_t> whole(0, 65534);
+  for (int i = 0; i < 100000; ++i) {
+    values.push_back(any(rng));
+    values.push_back(whole(rng) + 0.5);  // a half: the rounding edge itself
+  }
+  for (const double v : values) {
+    ASSERT_EQ(round_non_negative(v), static_cast<std::uint32_t>(std::round(v))) << std::hexfloat
+                                                                                 << v;
+  }
 }
 
 }  // namespace

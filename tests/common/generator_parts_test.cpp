@@ -34,7 +34,7 @@ constexpr Fault kAll[] = {Fault::kCookie, Fault::kTruncated, Fault::kVersion, Fa
                           Fault::kCorrupt};
 constexpr Fault kNoType[] = {Fault::kCookie, Fault::kTruncated, Fault::kVersion, Fault::kCorrupt};
 
-// An ESS V1 header (design.md 5.1) and one 4-byte block: 36 bytes, type 0x34, queue 2,
+// An ESS V1 header (docs/architecture.md §5.1) and one 4-byte block: 36 bytes, type 0x34, queue 2,
 // pulse 100 s + 7 ticks, previous pulse 99 s + 5 ticks, sequence 9.
 const std::vector<std::uint8_t> kPacket = {
     0x00, 0x01, 'E',  'S',  'S',  0x34, 0x24, 0x00,  // padding, version, cookie, type, length 36

@@ -1,5 +1,6 @@
-// The readout block walker on packets written as byte literals from the format (design.md
-// §5.1): each block starts `fiber u8, fen u8, data_length u16 little-endian`.
+// The readout block walker on packets written as byte literals from the format
+// (docs/architecture.md §5.1): each block starts `fiber u8, fen u8, data_length u16
+// little-endian`.
 #include "efu/ess/readout_blocks.h"
 
 #include <vector>

@@ -69,8 +69,8 @@ TEST_F(HeaderParserTest, AcceptsV1AndReportsEveryField) {
   EXPECT_EQ(counters.value("parser.essheader.packets"), 1U);
 }
 
-// Written byte by byte from the format's definition (design.md §5.1), not with write_header(),
-// so that a shared offset mistake in the writer and the parser cannot cancel out.
+// Written byte by byte from the format's definition (docs/architecture.md §5.1), not with
+// write_header(), so that a shared offset mistake in the writer and the parser cannot cancel out.
 TEST_F(HeaderParserTest, ByteLiteralV1PacketDecodesFieldByField) {
   const std::vector<std::uint8_t> bytes = {
       0x00,                    // padding

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets in tests/fuzz/ (run it after a format changes).
 
-Every seed is written from the formats' definitions (design.md §5), byte by byte, not with
-efu's own writers, so a seed is also a check that the parsers accept what the definition says.
+Every seed is written from the formats' definitions (docs/architecture.md §5), byte by byte,
+not with efu's own writers, so a seed is also a check that the parsers accept what the definition
+says.
 """
 import os
 import struct

@@ -29,7 +29,6 @@ Every wait is bounded; the only fixed wait is the outage itself.
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -38,10 +37,12 @@ import uuid
 
 from streaming_data_types import deserialise_x5f2
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_support import (check, check_host_accounting, check_kafka_accounting,  # noqa: E402
-                         free_udp_port, kafka_script, kill_broker, read_events, read_topic,
-                         summary_delivery, udp_port_bound, wait_for, wait_for_text)
+from support.checks import check, finish, require
+from support.e2e import check_host_accounting
+from support.efu import Efu, binary
+from support.kafka import Broker, check_kafka_accounting, read_events, read_topic, summary_delivery
+from support.ports import free_udp_port
+from support.waits import wait_for_text
 
 RATE_PPS = 2000            # scripts/demo's rate
 QUEUE_LIMIT = 256 << 20    # efu's default queue.buffering.max.kbytes, in bytes
@@ -49,28 +50,25 @@ WARNING = "broker unreachable; producer queue"
 
 
 def start_efu(a, tmp, port, bootstrap, topics, flush_timeout_s):
-    cmd = [os.path.join(a.build_dir, "bin", "efu"), "--module", "multiblade",
-           "--bind", "127.0.0.1", "--port", str(port), "--broker", bootstrap,
-           "--events-topic", topics[0], "--status-topic", topics[1], "--stats-interval", "0.5",
-           "--flush-timeout", str(flush_timeout_s), "--stats-json", os.path.join(tmp, "stats.json")]
+    """efu, ready once its UDP port is bound (bounded: 20 s)."""
+    args = ["--module", "multiblade", "--bind", "127.0.0.1", "--port", str(port),
+            "--broker", bootstrap, "--events-topic", topics[0], "--status-topic", topics[1],
+            "--stats-interval", "0.5", "--flush-timeout", str(flush_timeout_s)]
     if a.kafka_config_json:
         path = os.path.join(tmp, "kafka.json")
         with open(path, "w") as f:
             f.write(a.kafka_config_json)
-        cmd += ["--kafka-config", path]
-    with open(os.path.join(tmp, "efu.out"), "w") as out, \
-            open(os.path.join(tmp, "efu.err"), "w") as err:
-        return subprocess.Popen(cmd, stdout=out, stderr=err)
+        args += ["--kafka-config", path]
+    return Efu(args, tmp, binary_path=binary("efu", a.build_dir), ready_udp_port=port,
+               ready_timeout_s=20)
 
 
-def run(a, tmp, bootstrap, topics):
+def run(a, tmp, broker, topics):
     """efu and the generator through the broker crash; returns (stats, sent, stdout text)."""
     port = free_udp_port()
-    err_path = os.path.join(tmp, "efu.err")
-    efu = start_efu(a, tmp, port, bootstrap, topics, 60 if a.scenario == "outage" else 3)
+    efu = start_efu(a, tmp, port, broker.bootstrap, topics, 60 if a.scenario == "outage" else 3)
     gen = None
     try:
-        wait_for(lambda: udp_port_bound(port), "efu to bind UDP port %d" % port, 20, efu)
         duration = a.outage_s + 20 if a.scenario == "outage" else 10
         gen = subprocess.Popen(
             [os.path.join(a.build_dir, "bin", "efu-multiblade-gen"), "--host", "127.0.0.1",
@@ -78,33 +76,25 @@ def run(a, tmp, bootstrap, topics):
              "--duration", str(duration), "--summary", os.path.join(tmp, "gen.json")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # Some deliveries before the crash (the stats line shows only non-zero counters).
-        wait_for_text(err_path, "kafka.delivery.ok=", 30, efu)
-        kill_broker(a.kafka_port)
+        wait_for_text(efu.log_path, "kafka.delivery.ok=", 30, efu.proc)
+        broker.kill()
         killed_at = time.monotonic()
-        wait_for_text(err_path, WARNING, 30, efu)  # the operator is told, while it lasts
+        wait_for_text(efu.log_path, WARNING, 30, efu.proc)  # the operator is told, while it lasts
         if a.scenario == "outage":
             while time.monotonic() < killed_at + a.outage_s:  # the outage itself, not a sync
-                check(efu.poll() is None, "efu exited during the outage")
+                require(efu.proc.poll() is None, "efu runs on during the outage")
                 time.sleep(0.5)
-            kafka_script(a.source_dir, a.kafka_port, "start")
-        check(gen.wait(timeout=duration + 60) == 0, "the generator failed")
-        efu.send_signal(signal.SIGTERM)
-        code = efu.wait(timeout=120)
+            broker.start()
+        require(gen.wait(timeout=duration + 60) == 0, "the generator ran to its end")
+        stats = efu.stop(timeout_s=120)
     finally:
-        for proc in (gen, efu):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    with open(err_path, errors="replace") as f:
-        log = f.read()
-    check(code == 0, "efu exited %d:\n%s" % (code, log[-3000:]))
-    with open(os.path.join(tmp, "stats.json")) as f:
-        stats = json.load(f)
+        if gen is not None and gen.poll() is None:
+            gen.kill()
+            gen.wait()
+        efu.kill()
     with open(os.path.join(tmp, "gen.json")) as f:
         sent = json.load(f)
-    with open(os.path.join(tmp, "efu.out")) as f:
-        out = f.read()
-    return stats, sent, out
+    return stats, sent, efu.out()
 
 
 def check_summary(stats, out):
@@ -120,7 +110,7 @@ def check_summary(stats, out):
           "summary messages %d = delivered %d + undelivered %d, as the counters say"
           % (messages, ok, not_ok))
     if undelivered:
-        check("efu: undelivered: " in out, "no 'efu: undelivered:' line with the reasons")
+        check("efu: undelivered: " in out, "an 'efu: undelivered:' line gives the reasons")
 
 
 def check_consumed(stats, bootstrap, topics):
@@ -129,8 +119,8 @@ def check_consumed(stats, bootstrap, topics):
     statuses = read_topic(bootstrap, topics[1],
                           lambda v: json.loads(deserialise_x5f2(v).status_json)["counters"])
     ids = [m.message_id for m in ev44]
-    check(len(set(ids)) == len(ids), "duplicate ev44 message_ids")
-    check(all(m.source_name == "multiblade" for m in ev44), "an ev44 message of another source")
+    check(len(set(ids)) == len(ids), "no ev44 message_id twice")
+    check(all(m.source_name == "multiblade" for m in ev44), "every ev44 message is from multiblade")
     events = sum(len(m.pixel_id) for m in ev44)
     read, ok = len(ev44) + len(statuses), stats["kafka.delivery.ok"]
     maybe, maybe_events = stats["kafka.delivery.uncertain"], stats["ev44.events.delivery.uncertain"]
@@ -147,7 +137,7 @@ def check_consumed(stats, bootstrap, topics):
     if stats["ev44.events.dropped"] == 0:
         # Loss only at the end (purged at stop), so what reached the topic has no gap.
         check(sorted(ids) == list(range(len(ids))),
-              "ev44 message_ids are not 0..%d without a gap: missing %s"
+              "ev44 message_ids are 0..%d without a gap: missing %s"
               % (len(ids) - 1, sorted(set(range(max(ids) + 1)) - set(ids))[:10]))
     return ids, statuses
 
@@ -167,22 +157,23 @@ def main():
     topics = ("outage_%s_detector" % tag, "outage_%s_status" % tag)
     tmp = tempfile.mkdtemp(prefix="efu-outage-")
 
-    kafka_script(a.source_dir, a.kafka_port, "start")
+    broker = Broker(a.source_dir, a.kafka_port)
+    broker.start()
     try:
-        stats, sent, out = run(a, tmp, bootstrap, topics)
+        stats, sent, out = run(a, tmp, broker, topics)
         if a.scenario == "never-returns":
-            kafka_script(a.source_dir, a.kafka_port, "start")  # only now, to read what it got
+            broker.start()  # only now, to read what it got
         check_host_accounting(stats, sent["packets"])
-        check(stats["kafka.errors"] > 0, "the crash left no trace in kafka.errors")
+        check(stats["kafka.errors"] > 0, "the crash shows in kafka.errors")
         undelivered = check_kafka_accounting(stats)
         check_summary(stats, out)
         ids, statuses = check_consumed(stats, bootstrap, topics)
         check(stats["kafka.delivery.failed.timed_out"] == 0,
               "%d messages expired by time (kafka.delivery.failed.timed_out) while the producer "
-              "queue had room" % stats["kafka.delivery.failed.timed_out"])
+              "queue had room: none may" % stats["kafka.delivery.failed.timed_out"])
         if a.scenario == "outage":
             check(len(ids) == stats["ev44.messages"] or undelivered > 0,
-                  "consumer read %d ev44 messages of %d, none counted undelivered"
+                  "consumer read %d ev44 messages of %d, or some are counted undelivered"
                   % (len(ids), stats["ev44.messages"]))
             peak = max(s.get("kafka.queue.bytes", 0) for s in statuses)
             check(0 < peak <= QUEUE_LIMIT, "kafka.queue.bytes peaked at %d during the outage "
@@ -192,14 +183,15 @@ def main():
                                max(s.get("kafka.queue.fill_pct", 0) for s in statuses)))
         else:
             # No message timeout: what efu still held at stop was purged, and that is all.
-            check(undelivered > 0, "nothing was left undelivered: the crash came too late")
+            check(undelivered > 0, "something was left undelivered (else the crash came too late)")
             check(stats["kafka.delivery.failed"] == stats["kafka.delivery.failed.purged"],
-                  "failed deliveries other than purged at stop")
+                  "every failed delivery was purged at stop")
             print("never returns: ok; %d events formed = %d delivered + %d undelivered"
                   % (stats["ev44.events"], stats["ev44.events.delivered"], undelivered))
     finally:
-        kafka_script(a.source_dir, a.kafka_port, "stop")
+        broker.stop()
 
 
 if __name__ == "__main__":
     main()
+    sys.exit(finish())

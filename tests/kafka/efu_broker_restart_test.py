@@ -15,8 +15,6 @@ Every wait is bounded.
 import argparse
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,37 +24,11 @@ import uuid
 from confluent_kafka import Consumer, TopicPartition
 from streaming_data_types import deserialise_ev44
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_support import check_host_accounting  # noqa: E402
-
-
-def fail(message):
-    print("FAIL: " + message, file=sys.stderr)
-    sys.exit(1)
-
-
-def free_udp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def kafka(source_dir, port, action):
-    env = dict(os.environ, EFU_KAFKA_PORT=str(port))
-    r = subprocess.run([os.path.join(source_dir, "scripts", "kafka"), action], env=env,
-                       capture_output=True, text=True, timeout=180)
-    if r.returncode != 0:
-        fail(f"scripts/kafka {action} (port {port}) failed:\n{r.stdout}{r.stderr}")
-
-
-def wait_for_text(path, text, timeout_s):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with open(path) as f:
-            if text in f.read():
-                return
-        time.sleep(0.05)
-    fail(f"'{text}' did not appear in {path} within {timeout_s} s")
+from support.checks import fail, finish
+from support.e2e import check_host_accounting
+from support.efu import Efu, binary
+from support.kafka import Broker
+from support.ports import free_udp_port
 
 
 def consume_all(bootstrap, topics, expected, timeout_s):
@@ -92,41 +64,30 @@ def main():
     with open(kafka_config, "w") as f:
         json.dump({"enable.idempotence": "true"}, f)
 
-    kafka(a.source_dir, a.kafka_port, "start")
+    broker = Broker(a.source_dir, a.kafka_port)
+    broker.start()
     efu = None
     try:
         port = free_udp_port()
-        stats_path, err_path = os.path.join(tmp, "stats.json"), os.path.join(tmp, "efu.err")
         summary_path = os.path.join(tmp, "gen.json")
-        with open(err_path, "w") as err:
-            efu = subprocess.Popen(
-                [os.path.join(a.build_dir, "bin", "efu"), "--module", "multiblade",
-                 "--bind", "127.0.0.1", "--port", str(port), "--broker", bootstrap,
-                 "--events-topic", events_topic, "--status-topic", status_topic,
-                 "--kafka-config", kafka_config, "--stats-interval", "0.5",
-                 "--flush-timeout", "40", "--stats-json", stats_path],
-                stdout=subprocess.DEVNULL, stderr=err)
-        wait_for_text(err_path, "running", 20)
+        efu = Efu(["--module", "multiblade", "--bind", "127.0.0.1", "--port", str(port),
+                   "--broker", bootstrap, "--events-topic", events_topic,
+                   "--status-topic", status_topic, "--kafka-config", kafka_config,
+                   "--stats-interval", "0.5", "--flush-timeout", "40"],
+                  tmp, binary_path=binary("efu", a.build_dir), ready_text="running",
+                  ready_timeout_s=20)
         gen = subprocess.Popen(
             [os.path.join(a.build_dir, "bin", "efu-multiblade-gen"), "--host", "127.0.0.1",
              "--port", str(port), "--rate-pps", "300", "--duration", "12",
              "--summary", summary_path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(3)
-        kafka(a.source_dir, a.kafka_port, "stop")   # efu keeps receiving; deliveries wait
+        broker.stop()   # efu keeps receiving; deliveries wait
         time.sleep(4)
-        kafka(a.source_dir, a.kafka_port, "start")
+        broker.start()
         if gen.wait(timeout=60) != 0:
             fail("the generator failed")
         time.sleep(1)
-        efu.send_signal(signal.SIGTERM)
-        code = efu.wait(timeout=90)
-        efu = None
-        with open(err_path) as f:
-            log = f.read()
-        if code != 0:
-            fail(f"efu exited {code}:\n{log[-3000:]}")
-        with open(stats_path) as f:
-            stats = json.load(f)
+        stats = efu.stop(timeout_s=90)
         with open(summary_path) as f:
             sent = json.load(f)
 
@@ -149,8 +110,9 @@ def main():
     finally:
         if efu is not None:
             efu.kill()
-        kafka(a.source_dir, a.kafka_port, "stop")
+        broker.stop()
 
 
 if __name__ == "__main__":
     main()
+    sys.exit(finish())

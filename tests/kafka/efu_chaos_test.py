@@ -34,10 +34,11 @@ import uuid
 
 from streaming_data_types import deserialise_ev44
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_support import (broker_pid, check, check_host_accounting,  # noqa: E402
-                         check_kafka_accounting, fail, free_udp_port, kafka_script, kill_broker, read_topic,
-                         udp_port_bound, wait_for)
+from support.checks import check, fail, finish, require
+from support.e2e import check_host_accounting
+from support.efu import Efu, binary
+from support.kafka import Broker, check_kafka_accounting, read_topic
+from support.ports import free_udp_port
 
 CHAOS_S = 40
 RATE_PPS = 2000  # scripts/demo's rate
@@ -61,24 +62,21 @@ def main():
     tag = uuid.uuid4().hex[:8]
     events_topic, status_topic = f"chaos_{tag}_detector", f"chaos_{tag}_status"
     tmp = tempfile.mkdtemp(prefix="efu-chaos-")
-    stats_path, log_path = os.path.join(tmp, "stats.json"), os.path.join(tmp, "efu.log")
     summary_path = os.path.join(tmp, "gen.json")
     config = os.path.join(a.source_dir, "modules", "multiblade", "configs", "freia.json")
 
-    kafka_script(a.source_dir, a.kafka_port, "start")
+    broker = Broker(a.source_dir, a.kafka_port)
+    broker.start()
     efu = gen = None
     try:
         port = free_udp_port()
-        with open(log_path, "w") as log:
-            efu = subprocess.Popen(
-                [os.path.join(a.build_dir, "bin", "efu"), "--module", "multiblade",
-                 "--geometry", config, "--bind", "127.0.0.1", "--port", str(port),
-                 "--broker", bootstrap, "--events-topic", events_topic,
-                 "--status-topic", status_topic, "--stats-interval", "0.5",
-                 # A small socket buffer, so that 2 s of pause overflows it for sure.
-                 "--rcvbuf", "500000", "--flush-timeout", "60", "--stats-json", stats_path],
-                stdout=log, stderr=subprocess.STDOUT)
-        wait_for(lambda: udp_port_bound(port), f"efu to bind UDP port {port}", 20, efu)
+        efu = Efu(["--module", "multiblade", "--geometry", config, "--bind", "127.0.0.1",
+                   "--port", str(port), "--broker", bootstrap, "--events-topic", events_topic,
+                   "--status-topic", status_topic, "--stats-interval", "0.5",
+                   # A small socket buffer, so that 2 s of pause overflows it for sure.
+                   "--rcvbuf", "500000", "--flush-timeout", "60"],
+                  tmp, binary_path=binary("efu", a.build_dir), ready_udp_port=port,
+                  ready_timeout_s=20)
         gen = subprocess.Popen(
             [os.path.join(a.build_dir, "bin", "efu-multiblade-gen"), "--host", "127.0.0.1",
              "--port", str(port), "--geometry", config, "--rate-pps", str(RATE_PPS),
@@ -87,7 +85,7 @@ def main():
              "--summary", summary_path], stdout=subprocess.DEVNULL)
         t0 = time.monotonic()
         at(t0, 3, "SIGSTOP the broker")
-        pid = broker_pid(a.kafka_port)
+        pid = broker.pid()
         os.kill(pid, signal.SIGSTOP)
         at(t0, 13, "SIGCONT the broker")
         os.kill(pid, signal.SIGCONT)
@@ -96,49 +94,42 @@ def main():
         time.sleep(2)
         os.kill(efu.pid, signal.SIGCONT)
         at(t0, 21, "SIGKILL the broker")
-        kill_broker(a.kafka_port)
+        broker.kill()
         at(t0, 26, "restart the broker")
-        kafka_script(a.source_dir, a.kafka_port, "start")
+        broker.start()
         at(t0, time.monotonic() - t0, "the broker is back")
-        check(gen.wait(timeout=CHAOS_S + 60) == 0, "the generator failed")
+        require(gen.wait(timeout=CHAOS_S + 60) == 0, "the generator ran to its end")
         gen = None
         time.sleep(1)  # the last datagrams into efu's rings (its drain at stop takes the rest)
-        efu.send_signal(signal.SIGTERM)
-        code = efu.wait(timeout=120)
-        efu = None
-        with open(log_path) as f:
-            log = f.read()
-        check(code == 0, f"efu exited {code}:\n{log[-3000:]}")
-        with open(stats_path) as f:
-            stats = json.load(f)
+        stats = efu.stop(timeout_s=120)
         with open(summary_path) as f:
             sent = json.load(f)
 
         # The datagrams: processed or counted, the pause's overflow as kernel drops.
         drops = check_host_accounting(stats, sent["packets"])
         check(stats.get("receive.dropped.kernel", 0) > 0,
-              "pausing efu for 2 s at %d packets/s overflowed nothing" % RATE_PPS)
+              "pausing efu for 2 s at %d packets/s overflowed its socket" % RATE_PPS)
         faults = sent["faults"]
         for name, kind in (("receive.dropped.empty", "empty"), ("receive.truncated", "oversize"),
                            ("parser.essheader.errors.cookie", "cookie"),
                            ("parser.essheader.errors.version", "version"),
                            ("parser.essheader.errors.length", "truncated")):
             got, want = stats.get(name, 0), faults.get(kind, 0)
-            check(want > 0, f"the generator sent no {kind} datagram")
+            check(want > 0, f"the generator sent {kind} datagrams")
             # A dropped datagram may have been a malformed one: then fewer are counted.
             check(want - drops <= got <= want, f"{name} {got}, expected {want} (drops {drops})")
 
         # The events: every one formed, consumed exactly once.
-        check(stats.get("kafka.errors", 0) > 0, "the broker's absence left no trace in kafka.errors")
+        check(stats.get("kafka.errors", 0) > 0, "the broker's absence shows in kafka.errors")
         undelivered = check_kafka_accounting(stats)
         for name in ("kafka.delivery.failed", "kafka.produce.failed.queue_full"):
-            check(stats.get(name, 0) == 0, f"{name} = {stats.get(name)}: the outage cost messages")
-        check(undelivered == 0, f"{undelivered} events undelivered")
+            check(stats.get(name, 0) == 0, f"{name} = {stats.get(name)}: the outage cost no message")
+        check(undelivered == 0, f"lost.events {undelivered} == 0")
         messages = read_topic(bootstrap, events_topic,
                               lambda v: (lambda e: (e.message_id, len(e.pixel_id)))(deserialise_ev44(v)))
         ids = [m for m, _ in messages]
         check(sorted(ids) == list(range(len(ids))),
-              f"ev44 message_ids are not 0..{len(ids) - 1} once each: "
+              f"ev44 message_ids are 0..{len(ids) - 1} once each: "
               f"missing {sorted(set(range(len(ids))) - set(ids))[:10]}, "
               f"repeated {len(ids) - len(set(ids))}")
         events = sum(n for _, n in messages)
@@ -146,26 +137,27 @@ def main():
         print(f"chaos: sent {sent['packets']} packets ({faults}); host drops {drops}; "
               f"formed {formed} events, consumed {events} in {len(ids)} messages; "
               f"kafka.errors {stats.get('kafka.errors')}")
-        check(formed > 0, "no event formed")
+        check(formed > 0, "events formed")
         check(events == formed, f"consumed {events} events, efu formed {formed}")
         check(len(ids) == stats.get("ev44.messages", len(ids)),
               f"consumed {len(ids)} ev44 messages, efu sent {stats.get('ev44.messages')}")
         print("chaos: ok")
     finally:
-        for proc in (gen, efu):
-            if proc is not None:
+        for proc in (gen, efu.proc if efu is not None else None):
+            if proc is not None and proc.poll() is None:
                 try:
                     proc.send_signal(signal.SIGCONT)
                 except ProcessLookupError:
                     pass
                 proc.kill()
                 proc.wait()
-        kafka_script(a.source_dir, a.kafka_port, "stop")
+        broker.stop()
 
 
 if __name__ == "__main__":
     try:
         main()
+        sys.exit(finish())
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001  an unexpected error is a failure with its message

@@ -247,8 +247,9 @@ TEST_F(KafkaOutputsTest, LatencyFlushSendsAMessageFromTick) {
 }
 
 // Every thread of a source sends many small messages at once. A consumer reading the topic in
-// order must see message_ids 0, 1, 2, ... with no step back and no gap (design.md §5.3), for any
-// thread count (issue: several processing threads put ids on the partition out of order).
+// order must see message_ids 0, 1, 2, ... with no step back and no gap (docs/architecture.md
+// §6.2), for any thread count (several processing threads once put ids on the partition out of
+// order).
 class KafkaMessageIdOrderTest : public KafkaOutputsTest,
                                 public ::testing::WithParamInterface<unsigned> {};
 

@@ -53,7 +53,7 @@ class ReadoutParserTest : public ::testing::Test {
 };
 
 TEST_F(ReadoutParserTest, DecodesALiteralPacket) {
-  // An ESS v1 header and two VMM3a readouts, byte by byte (design.md §5.1, §5.2).
+  // An ESS v1 header and two VMM3a readouts, byte by byte (docs/architecture.md §5.1, §5.2).
   const std::vector<std::uint8_t> packet = {
       0x00, 0x01, 'E', 'S', 'S', 0x48,  // padding, version 1, cookie, Freia
       0x48, 0x00,                       // total length 72

@@ -1,7 +1,8 @@
 // Multiblade test packets and a sink that records events.
 //
-// Packets are written byte by byte from the format's definition (design.md §5.1, §5.2), not with
-// the project's own header or readout writer, so a bug there cannot hide in a matching bug here.
+// Packets are written byte by byte from the format's definition (docs/architecture.md §5.1,
+// §5.2), not with the project's own header or readout writer, so a bug there cannot hide in a
+// matching bug here.
 #pragma once
 
 #include <sys/stat.h>

@@ -22,8 +22,14 @@ import sys
 import threading
 import time
 
-from ops_support import (Client, Efu, Traffic, check, doc_tables, finish, free_port,
-                         template_regex, tmpdir, wait_until, EFU)
+from operations_doc import doc_tables, template_regex
+from support.checks import check, finish
+from support.efu import Efu, binary
+from support.ops import Client, Traffic, udp_efu
+from support.ports import free_port
+from support.waits import wait_until, workdir
+
+EFU = binary("efu")
 
 INSTRUMENT = "opsport"
 PREFIX = f"efu.{INSTRUMENT}.0."
@@ -31,7 +37,7 @@ PREFIX = f"efu.{INSTRUMENT}.0."
 
 def start_efu(tmp, extra=()):
     port = free_port()
-    efu = Efu(["--command-port", str(port), "--instrument", INSTRUMENT, *extra], tmp)
+    efu = udp_efu(["--command-port", str(port), "--instrument", INSTRUMENT, *extra], tmp)
     return efu, port
 
 
@@ -54,8 +60,8 @@ def wait_until_accounted(client: Client, traffic: Traffic, timeout_s=10) -> int:
     (received or in a loss counter: a loaded machine may drop some, never silently); returns
     receive.packets as then published."""
     def accounted():
-        values = {n: value_of(client, n) for n in Traffic.SEEN}
-        return values if sum(values.values()) == traffic.sent + traffic.EMPTIES else None
+        values = {n: value_of(client, n) for n in Traffic.LIVE}
+        return values if Traffic.seen(values) == traffic.sent + traffic.EMPTIES else None
     return wait_until(accounted, timeout_s,
                       f"efu to account for the {traffic.sent} datagrams sent")["receive.packets"]
 
@@ -70,7 +76,7 @@ def exit_efu(efu: Efu, client: Client, label: str) -> dict:
         raise SystemExit(finish())
     out = efu.out()
     check("efu: final counters" in out, f"{label}: efu printed its final counters")
-    check("stopping (command port EXIT)" in efu.err(), f"{label}: the log names EXIT as the reason")
+    check("stopping (command port EXIT)" in efu.log(), f"{label}: the log names EXIT as the reason")
     return efu.stats()
 
 
@@ -339,7 +345,7 @@ class Hammer(threading.Thread):
 
 
 def count_stats_lines(efu: Efu) -> int:
-    return efu.err().count(" info stats: ")
+    return efu.log().count(" info stats: ")
 
 
 def case_never_reads(tmp):
@@ -421,7 +427,7 @@ def main() -> int:
     if case not in cases:
         print(f"usage: {sys.argv[0]} {'|'.join(cases)}", file=sys.stderr)
         return 2
-    cases[case](tmpdir(f"efu-ops-{case}-"))
+    cases[case](workdir(f"efu-ops-{case}-"))
     return finish()
 
 

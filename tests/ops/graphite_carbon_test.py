@@ -16,8 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from ops_support import (Client, Efu, Traffic, check, finish, free_port, stop_process, tmpdir,
-                         wait_ready, wait_until)
+from support.checks import check, finish
+from support.ops import Client, Traffic, udp_efu
+from support.ports import free_port
+from support.waits import stop_process, wait_ready, wait_until, workdir
 
 INSTRUMENT = "opsgraphite"
 PREFIX = f"efu.{INSTRUMENT}.0."
@@ -91,14 +93,14 @@ LOG_LISTENER_CONN_SUCCESS = False
 
 
 def main() -> int:
-    tmp = tmpdir("efu-ops-graphite-")
+    tmp = workdir("efu-ops-graphite-")
     carbon = Carbon(tmp / "carbon", free_port())
     carbon.start()
     efu = None
     try:
         command_port = free_port()
-        efu = Efu(["--graphite", f"127.0.0.1:{carbon.line_port}", "--instrument", INSTRUMENT,
-                   "--stats-interval", "0.5", "--command-port", str(command_port)], tmp)
+        efu = udp_efu(["--graphite", f"127.0.0.1:{carbon.line_port}", "--instrument", INSTRUMENT,
+                       "--stats-interval", "0.5", "--command-port", str(command_port)], tmp)
         c = Client(command_port)
         # Carbon stores efu's counters (zeros until traffic starts) before the traffic begins, so
         # however slowly that goes on a loaded machine, the outage below starts with the traffic

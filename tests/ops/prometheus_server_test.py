@@ -16,8 +16,10 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from ops_support import (Client, Efu, Traffic, check, finish, free_port, stop_process, tmpdir,
-                         wait_ready, wait_until)
+from support.checks import check, finish
+from support.ops import Client, Traffic, udp_efu
+from support.ports import free_port
+from support.waits import stop_process, wait_ready, wait_until, workdir
 
 INSTRUMENT = "opsprom"
 
@@ -69,10 +71,10 @@ scrape_configs:
 
 
 def main() -> int:
-    tmp = tmpdir("efu-ops-prometheus-")
+    tmp = workdir("efu-ops-prometheus-")
     command_port = free_port()
-    efu = Efu(["--metrics", "127.0.0.1:0", "--instrument", INSTRUMENT, "--stats-interval", "0.5",
-               "--command-port", str(command_port)], tmp)
+    efu = udp_efu(["--metrics", "127.0.0.1:0", "--instrument", INSTRUMENT,
+                   "--stats-interval", "0.5", "--command-port", str(command_port)], tmp)
     prometheus = None
     try:
         metrics_url = efu.log_value(r"metrics: serving (http://\S+/metrics)")

@@ -10,7 +10,13 @@ import socket
 import subprocess
 import sys
 
-from ops_support import Client, Efu, EFU, check, finish, free_port, tmpdir
+from support.checks import check, finish
+from support.efu import binary
+from support.ops import Client, udp_efu
+from support.ports import free_port
+from support.waits import workdir
+
+EFU = binary("efu")
 
 
 def receive_all(sock: socket.socket, timeout_s: float) -> list[str]:
@@ -24,13 +30,13 @@ def receive_all(sock: socket.socket, timeout_s: float) -> list[str]:
 
 
 def main() -> int:
-    tmp = tmpdir("efu-ops-notify-")
+    tmp = workdir("efu-ops-notify-")
     path = str(tmp / "notify.sock")
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(path)
 
     command_port = free_port()
-    efu = Efu(["--command-port", str(command_port)], tmp, env={"NOTIFY_SOCKET": path})
+    efu = udp_efu(["--command-port", str(command_port)], tmp, env={"NOTIFY_SOCKET": path})
     try:
         first = receive_all(notify, 2)
         check(first == ["READY=1"], f"efu sent READY=1 once, when it was running ({first})")

@@ -3,7 +3,9 @@
   efu_udp_integration.py clean-link|skip-every|sweep-short|gso-gro|receive-threads|gro-overflow|
                          live-kernel-drops --port P
 
-Environment: EFU_BUILD_DIR (bin/efu, bin/efu-udpgen), EFU_SOURCE_DIR. Exit 0 = pass.
+Environment: EFU_BUILD_DIR (bin/efu, bin/efu-udpgen), EFU_SOURCE_DIR; PYTHONPATH with tests/
+(support) and scripts/udp_sweep (the udp link tools' efu_link and sweep, which these tests
+drive), as ctest sets it. Exit 0 = pass.
 """
 from __future__ import annotations
 
@@ -19,10 +21,11 @@ import time
 import urllib.request
 from pathlib import Path
 
-SOURCE = Path(os.environ.get("EFU_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-BUILD = Path(os.environ.get("EFU_BUILD_DIR", SOURCE / "build"))
-sys.path.insert(0, str(SOURCE / "scripts" / "udp_sweep"))
-import efu_link  # noqa: E402
+import efu_link
+from support.checks import check, finish
+from support.efu import BUILD, SOURCE, Efu, binary
+from support.loss import lost_datagrams, rejected_datagrams
+from support.waits import wait_until
 
 # A rate efu sustains on a loaded 2-core box (see the toolchain notes: the sender alone manages
 # ~0.3 Mpps at 1472 B on loopback). Small generator batches and a deep ring give efu slack when
@@ -33,22 +36,24 @@ RATE_PPS = 100_000
 GEN_SMOOTH = ["--batch", "16"]
 EFU_SLACK = ["--ring-size", "65536"]
 
-failures = []
+def start_efu(port: int, tmp: Path, extra: list[str]) -> Efu:
+    """efu --module udp --broker none on 127.0.0.1:port, ready once every receive thread's
+    socket is bound (SO_REUSEPORT binds them one after another: traffic that started between
+    two binds would see the kernel move flows from one socket to another)."""
+    sockets = int(extra[extra.index("--receive-threads") + 1]) if "--receive-threads" in extra else 1
+    return Efu(["--module", "udp", "--broker", "none", "--bind", "127.0.0.1", "--port", str(port),
+                "--stats-interval", "1", "--log-level", "warn", *extra], tmp,
+               binary_path=binary("efu", BUILD), ready_udp_port=port, ready_sockets=sockets,
+               ready_timeout_s=20)
 
 
-def check(condition: bool, message: str):
-    print(("ok   " if condition else "FAIL ") + message)
-    if not condition:
-        failures.append(message)
-
-
-def kill_and_show_log(efu: efu_link.Efu, tmp: Path):
+def kill_and_show_log(efu: Efu):
     """After a failure: efu killed, the end of its log printed."""
     efu.kill()
-    print((tmp / "efu.log").read_text()[-3000:])
+    print(efu.log()[-3000:])
 
 
-def burst_while_stopped(efu: efu_link.Efu, bins, port: int, gen_args: list[str]) -> dict:
+def burst_while_stopped(efu: Efu, bins, port: int, gen_args: list[str]) -> dict:
     """An efu-udpgen burst while efu is stopped (SIGSTOP), so its socket buffer overflows."""
     os.kill(efu.pid, signal.SIGSTOP)
     try:
@@ -60,13 +65,12 @@ def burst_while_stopped(efu: efu_link.Efu, bins, port: int, gen_args: list[str])
 def run_efu_and_gen(port: int, gen_args: list[str], tmp: Path,
                     efu_extra: list[str] = ()) -> tuple[dict, dict]:
     bins = efu_link.Binaries.find(BUILD)
-    efu = efu_link.Efu(bins, port, tmp / "stats.json", EFU_SLACK + list(efu_extra),
-                       log=tmp / "efu.log")
+    efu = start_efu(port, tmp, EFU_SLACK + list(efu_extra))
     try:
         gen = efu_link.run_udpgen(bins, port, gen_args + GEN_SMOOTH, timeout_s=120)
         stats = efu.stop(timeout_s=30)
     except BaseException:
-        kill_and_show_log(efu, tmp)
+        kill_and_show_log(efu)
         raise
     print(f"efu-udpgen: {gen}")
     print("efu stats: " + ", ".join(f"{k}={v}" for k, v in sorted(stats.items())
@@ -76,9 +80,8 @@ def run_efu_and_gen(port: int, gen_args: list[str], tmp: Path,
 
 
 def host_drops_of(stats: dict) -> int:
-    """Datagrams efu's host dropped before the plugin saw them."""
-    return sum(stats.get(k, 0) for k in ("receive.dropped.kernel", "receive.dropped.ring_full",
-                                        "receive.dropped.at_stop", "receive.truncated"))
+    """Datagrams efu's host lost or rejected: the plugin never saw them."""
+    return lost_datagrams(stats) + rejected_datagrams(stats)
 
 
 # The kernel coalesces at most this many datagrams into one UDP GRO buffer (UDP_GRO_CNT_MAX).
@@ -166,8 +169,7 @@ def test_sweep_short(port: int, tmp: Path):
             reader = csv.DictReader(f)
             rows = list(reader)
             header = reader.fieldnames or []
-        sys.path.insert(0, str(SOURCE / "scripts" / "udp_sweep"))
-        import sweep  # noqa: E402
+        import sweep
         check(header == sweep.COLUMNS, f"CSV columns {header} == {sweep.COLUMNS}")
         check([int(r["size"]) for r in rows] == sweep.SHORT_SIZES,
               f"one row per size: {[r.get('size') for r in rows]} == {sweep.SHORT_SIZES}")
@@ -235,15 +237,13 @@ def check_flows(stats: dict, gens: list[dict], sizes: list[int], gro: bool = Fal
 def run_efu_and_gens(port: int, gen_args: list[list[str]], tmp: Path,
                      efu_extra: list[str]) -> tuple[list[dict], dict]:
     bins = efu_link.Binaries.find(BUILD)
-    efu = efu_link.Efu(bins, port, tmp / "stats.json",
-                       EFU_SLACK + ["--rcvbuf", "12000000", "--verify-payload", "on"] +
-                       list(efu_extra), log=tmp / "efu.log")
+    efu = start_efu(port, tmp, EFU_SLACK + ["--rcvbuf", "12000000", "--verify-payload", "on"] +
+                    list(efu_extra))
     try:
         gens = efu_link.run_udpgens(bins, port, gen_args, timeout_s=120)
         stats = efu.stop(timeout_s=30)
     except BaseException:
-        efu.kill()
-        print((tmp / "efu.log").read_text()[-3000:])
+        kill_and_show_log(efu)
         raise
     for g in gens:
         print(f"efu-udpgen: {g}")
@@ -313,14 +313,12 @@ def test_gro_overflow(port: int, tmp: Path):
     # every datagram, and receive.dropped.kernel (one per dropped buffer) bounds the datagrams
     # lost from below and 64 times it from above.
     bins = efu_link.Binaries.find(BUILD)
-    efu = efu_link.Efu(bins, port, tmp / "stats.json",
-                       ["--gro", "on", "--rcvbuf", "300000", "--ring-size", "65536"],
-                       log=tmp / "efu.log")
+    efu = start_efu(port, tmp, ["--gro", "on", "--rcvbuf", "300000", "--ring-size", "65536"])
     try:
         gen = burst_while_stopped(efu, bins, port, ["--gso", "--size", "8972", "--count", "5000"])
         stats = efu.stop(timeout_s=30)
     except BaseException:
-        kill_and_show_log(efu, tmp)
+        kill_and_show_log(efu)
         raise
     print(f"efu-udpgen: {gen}")
     print("efu stats: " + ", ".join(f"{k}={v}" for k, v in sorted(stats.items())
@@ -351,12 +349,10 @@ def test_live_kernel_drops(port: int, tmp: Path):
     metrics_port = port + 100
     url = f"http://127.0.0.1:{metrics_port}/metrics"
     name = "efu_receive_dropped_kernel_total"
-    efu = efu_link.Efu(bins, port, tmp / "stats.json",
-                       ["--rcvbuf", "300000", "--ring-size", "65536",
-                        "--metrics", f"127.0.0.1:{metrics_port}"],
-                       log=tmp / "efu.log")
+    efu = start_efu(port, tmp, ["--rcvbuf", "300000", "--ring-size", "65536",
+                                "--metrics", f"127.0.0.1:{metrics_port}"])
     try:
-        efu_link.wait_until(lambda: prometheus_value(url, name) is not None, 20,
+        wait_until(lambda: prometheus_value(url, name) is not None, 20,
                             "efu's /metrics to list receive.dropped.kernel", efu.proc)
         check(prometheus_value(url, name) == 0, "no kernel drops before the burst")
         gen = burst_while_stopped(efu, bins, port, ["--size", "8972", "--count", "2000",
@@ -368,7 +364,7 @@ def test_live_kernel_drops(port: int, tmp: Path):
             time.sleep(0.1)
         stats = efu.stop(timeout_s=30)
     except BaseException:
-        kill_and_show_log(efu, tmp)
+        kill_and_show_log(efu)
         raise
     print(f"efu-udpgen: {gen}")
     final = stats.get("receive.dropped.kernel", 0)
@@ -390,10 +386,7 @@ def main() -> int:
          "sweep-short": test_sweep_short, "gso-gro": test_gso_gro,
          "receive-threads": test_receive_threads,
          "gro-overflow": test_gro_overflow, "live-kernel-drops": test_live_kernel_drops}[a.case](a.port, Path(tmp))
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    return 0
+    return finish()
 
 
 if __name__ == "__main__":

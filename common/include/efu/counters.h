@@ -1,4 +1,4 @@
-// Named counters: the stats interface of every stage (design.md §4).
+// Named counters: the stats interface of every stage (docs/architecture.md §4.1).
 #pragma once
 
 #include <atomic>

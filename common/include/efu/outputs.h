@@ -1,4 +1,5 @@
-// Host-side outputs: where events, raw samples and stats leave the process (design.md §6).
+// Host-side outputs: where events, raw samples and stats leave the process (docs/architecture.md
+// §6).
 // Plugins never see these types; they see only EventSink (plugin.h).
 #pragma once
 

@@ -1,4 +1,4 @@
-// The plugin contract: everything a detector plugin sees of the host (architecture.md §2).
+// The plugin contract: everything a detector plugin sees of the host (docs/architecture.md §2).
 //
 // A plugin is a shared object exporting one extern "C" function, efu_plugin_entry(), that returns
 // a PluginDescriptor. The host owns every socket, thread, ring and producer; it runs the

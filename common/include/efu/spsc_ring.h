@@ -1,4 +1,4 @@
-// A bounded, lock-free, single-producer single-consumer ring (design.md §3).
+// A bounded, lock-free, single-producer single-consumer ring (docs/architecture.md §3.2).
 //
 // One thread calls only the producer side (try_push, push_bulk), one other thread only the
 // consumer side (try_pop, pop_bulk, front/pop). Capacity is a power of two, so indices wrap with

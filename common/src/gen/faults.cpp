@@ -75,7 +75,8 @@ std::optional<Fault> FaultInjector::draw(Random& rng) {
 
 std::span<const std::uint8_t> FaultInjector::damage(Fault kind, std::span<const std::uint8_t> good,
                                                     Random& rng) {
-  // Offsets in the ESS header (design.md 5.1): 1 version, 2..4 the cookie "ESS", 5 the type.
+  // Offsets in the ESS header (docs/architecture.md §5.1): 1 version, 2..4 the cookie "ESS", 5
+  // the type.
   junk_.assign(good.begin(), good.end());
   switch (kind) {
     case Fault::kCookie:

@@ -1,6 +1,6 @@
 // The af_xdp backend's receive loop: frames from the AF_XDP rx ring are parsed and their UDP
 // payloads routed to the lanes exactly like the socket receiver's datagrams, so plugins cannot
-// tell the backends apart (design.md §1). Two ways to hand a payload on:
+// tell the backends apart (docs/architecture.md §1.1). Two ways to hand a payload on:
 //
 // In place (XdpReceiverConfig::in_place, --xdp-in-place on, the default): the pool's slots are
 // the UMEM frames, so a PacketRef names the frame and the payload's offset in it, and the

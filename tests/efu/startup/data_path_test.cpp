@@ -1,6 +1,6 @@
-// efu as a subprocess, the data path under the conditions of issues 10 and 12: a stop while the
-// socket is full, an idle daemon, a data path too large for memory, plugins that throw what is
-// not a std::exception, several receive threads and UDP GRO. Every assertion is accounting:
+// efu as a subprocess, the data path at its edges (docs/architecture.md §3, §8.2): a stop while
+// the socket is full, an idle daemon, a data path too large for memory, plugins that throw what
+// is not a std::exception, several receive threads and UDP GRO. Every assertion is accounting:
 // what was sent equals what was received plus every loss counter.
 #include <signal.h>
 #include <sys/socket.h>
@@ -59,8 +59,8 @@ std::uint64_t accounted(const nlohmann::json& j) {
 }
 
 TEST(DataPath, DatagramsLeftInTheSocketAtStopAreProcessedOrCounted) {
-  // Issue 10 item 2: efu held with SIGSTOP while datagrams fill its socket, then SIGTERM and
-  // SIGCONT. Each datagram must be processed or land in a loss counter.
+  // The ordered stop (docs/architecture.md §8.2): efu held with SIGSTOP while datagrams fill its
+  // socket, then SIGTERM and SIGCONT. Each datagram must be processed or land in a loss counter.
   const int port = free_udp_port();
   const std::string stats = stats_path("stop-drain");
   Child efu(efu_args("efu_counting.so", port, {"--stats-json", stats}));
@@ -85,9 +85,9 @@ TEST(DataPath, DatagramsLeftInTheSocketAtStopAreProcessedOrCounted) {
 }
 
 TEST(DataPath, AnIdleEfuUsesLessThanOnePercentOfACore) {
-  // Issue 10 item 3: no traffic at all: the whole process below 1 % of one core. The best of
-  // three 2 s windows is taken: an efu that busy-waits fails every window, while one window in
-  // which a shared host made efu's few timer wake-ups dear does not fail the test.
+  // No traffic at all (docs/architecture.md §3.6): the whole process below 1 % of one core. The
+  // best of three 2 s windows is taken: an efu that busy-waits fails every window, while one
+  // window in which a shared host made efu's few timer wake-ups dear does not fail the test.
   const int port = free_udp_port();
   Child efu(efu_args("efu_counting.so", port, {"--stats-interval", "1"}));
   ASSERT_TRUE(efu.wait_for_stderr("running", 10s)) << efu.err();
@@ -110,7 +110,7 @@ TEST(DataPath, AnIdleEfuUsesLessThanOnePercentOfACore) {
 }
 
 TEST(DataPath, APoolThatDoesNotFitInMemoryIsRefusedInOneLine) {
-  // Issue 10 item 5: this used to throw std::bad_alloc and abort.
+  // The memory check (docs/architecture.md §3.8): this used to throw std::bad_alloc and abort.
   Child efu(efu_args("efu_counting.so", free_udp_port(),
                      {"--ring-size", "1048576", "--processing-threads", "64"}));
   const auto code = efu.wait(60s);
@@ -152,9 +152,9 @@ TEST(DataPath, APoolBeyondTheAddressSpaceLimitIsRefusedInOneLine) {
 }
 
 TEST(DataPath, AFailingSocketOptionStopsStartUpWithOneLine) {
-  // Issue 10 item 7: without the socket's drop count (SO_MEMINFO; it was SO_RXQ_OVFL then) kernel
-  // drops would go uncounted, without SO_RCVTIMEO a stop could hang. A shim makes the kernel
-  // refuse each in turn.
+  // docs/architecture.md §3.5: without the socket's drop count (SO_MEMINFO; it was SO_RXQ_OVFL
+  // then) kernel drops would go uncounted, without SO_RCVTIMEO a stop could hang. A shim makes
+  // the kernel refuse each in turn.
   for (const auto& [number, name, call] : {std::tuple{SO_MEMINFO, "SO_MEMINFO", "getsockopt"},
                                            std::tuple{SO_RCVTIMEO, "SO_RCVTIMEO", "setsockopt"}}) {
     Child efu(efu_args("efu_counting.so", free_udp_port(), {}),
@@ -168,7 +168,7 @@ TEST(DataPath, AFailingSocketOptionStopsStartUpWithOneLine) {
 }
 
 TEST(DataPath, AFactoryThatThrowsAnythingIsAOneLineStartUpError) {
-  // Issue 10 item 6: not a std::exception.
+  // Not a std::exception: still a ConfigError naming the plugin (docs/architecture.md §2.2).
   Child efu(efu_args("efu_counting.so", free_udp_port(), {"--counting-fail", "2"}));
   const auto code = efu.wait(10s);
   ASSERT_TRUE(code.has_value());
@@ -195,7 +195,7 @@ TEST(DataPath, APipelineThatThrowsAnythingIsCountedAndEfuGoesOn) {
 }
 
 TEST(DataPath, SeveralReceiveThreadsCountEveryDatagramOnceAndKeepEachFlowInOrder) {
-  // Issue 12 item 2: 4 senders on different source ports into --receive-threads 2.
+  // 4 senders on different source ports into --receive-threads 2 (docs/architecture.md §3.4).
   const int port = free_udp_port();
   const std::string stats = stats_path("rx-threads");
   Child efu(
@@ -251,8 +251,8 @@ TEST(DataPath, APluginThatUsesNoSourceGetsTheDatagramsWithTheUnknownSender) {
 }
 
 TEST(DataPath, GroSplitsCoalescedBuffersIntoTheDatagramsThatWereSent) {
-  // Issue 12 item 1: GSO buffers (several sizes, some whose size does not divide the buffer)
-  // into --gro on: every datagram seen on its own, with its size and sequence.
+  // GSO buffers (several sizes, some whose size does not divide the buffer) into --gro on: every
+  // datagram seen on its own, with its size and sequence (docs/architecture.md §3.3).
   const int port = free_udp_port();
   const std::string stats = stats_path("gro");
   Child efu(efu_args("efu_counting.so", port, {"--stats-json", stats, "--gro", "on"}));

@@ -1,6 +1,7 @@
 // ESS time: seconds since the Unix epoch plus ticks of the 88.0525 MHz timing-system clock
-// (design.md §5.1), and the time-of-flight rule shared by every ESS detector plugin. The pulse
-// time rule (MaxPulseTimeNS: pulse - previous pulse) is checked by the HeaderParser.
+// (docs/architecture.md §5.1), and the time-of-flight rule shared by every ESS detector plugin
+// (§5.2). The pulse time rule (MaxPulseTimeNS: pulse - previous pulse) is checked by the
+// HeaderParser.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// The ESS logical geometry (design.md §5.2c): pixels of an nx × ny grid are numbered from 1,
-// row by row: pixel = 1 + x + nx·y. 0 means "no pixel". Every instrument maps its own
+// The ESS logical geometry (docs/architecture.md §5.2c): pixels of an nx × ny grid are numbered
+// from 1, row by row: pixel = 1 + x + nx·y. 0 means "no pixel". Every instrument maps its own
 // coordinates (cassette, wire, strip, tube, straw, position) to x and y, then numbers them here,
 // so efu's ev44 pixel ids match the instrument's NeXus geometry.
 #pragma once

@@ -1,6 +1,6 @@
-// Walking the readout blocks of an ESS packet (design.md §5.1): after the header comes a
-// sequence of blocks, each starting `fiber u8, fen u8, data_length u16`. Every detector family
-// walks them the same way; the plugin only decodes the block it is handed.
+// Walking the readout blocks of an ESS packet (docs/architecture.md §5.1): after the header
+// comes a sequence of blocks, each starting `fiber u8, fen u8, data_length u16`. Every detector
+// family walks them the same way; the plugin only decodes the block it is handed.
 //
 //   ess::ReadoutBlockWalker walker(counters, /*fixed_size=*/20);   // VMM3a: 20-byte readouts
 //   walker.walk(payload, payload_size, [&](const ess::ReadoutBlock& b) { decode(b.data); });

@@ -1,6 +1,6 @@
 // The ESS readout packet header, v0 (30 B) and v1 (32 B), and its defensive parser
-// (design.md §5.1). One HeaderParser per pipeline instance: it owns that instance's sequence
-// tracking and registers its counters under parser.essheader.*.
+// (docs/architecture.md §5.1). One HeaderParser per pipeline instance: it owns that instance's
+// sequence tracking and registers its counters under parser.essheader.*.
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-// Serialises one raw UDP payload as an ar51 RawReadoutMessage (design.md §5.3).
+// Serialises one raw UDP payload as an ar51 RawReadoutMessage (docs/architecture.md §5.3).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// Accumulates neutron events and serialises them as one ev44 FlatBuffers message (design.md §5.3).
+// Accumulates neutron events and serialises them as one ev44 FlatBuffers message
+// (docs/architecture.md §5.3).
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,5 @@
-// One librdkafka producer shared by every output of the process (design.md §6).
+// One librdkafka producer shared by every output of the process (docs/architecture.md §6.1,
+// §6.3).
 //
 // Threads: produce() may be called from several threads at once (each with its own
 // ProduceCounters). Delivery reports, error and log callbacks are served by the producer's own

@@ -1,4 +1,4 @@
-// The x5f2 Status message that carries efu's periodic stats (design.md §4, §5.3).
+// The x5f2 Status message that carries efu's periodic stats (docs/architecture.md §4.3, §5.3).
 #pragma once
 
 #include <cstdint>
