@@ -1,74 +1,105 @@
 #include "startup/host_options.h"
 
+#include <chrono>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "efu/errors.h"
+#include "ops/command_port.h"
+#include "startup/settings.h"
 
 namespace efu {
 namespace {
 
-constexpr OptionSpec kHostOptions[] = {
-    {"bind", OptionType::kString, "0.0.0.0",
+// An option that fills a settings field takes its default from that field's default, so each
+// value is written once (in the struct) and --help shows what an unset option gives. The texts
+// are made once, when this file's statics are initialised, and live as long as the program.
+const HostSettings kDefault;
+const CommandPortConfig kCommandDefault;
+
+const char* text(std::string value) {
+  static std::deque<std::string> texts;  // a deque: earlier texts stay where they are
+  return texts.emplace_back(std::move(value)).c_str();
+}
+template <typename Int>
+const char* integer(Int value) {
+  return text(std::to_string(value));
+}
+const char* number(double value) { return text(fmt::format("{}", value)); }
+const char* seconds(std::chrono::duration<double> value) { return number(value.count()); }
+const char* on_off(bool value) { return value ? "on" : "off"; }
+
+const OptionSpec kHostOptions[] = {
+    {"bind", OptionType::kString, text(kDefault.socket.bind_address),
      "Address to receive on: IPv4 or IPv6; a multicast group is joined"},
-    {"port", OptionType::kInt, "9000", "UDP port to receive on"},
-    {"multicast-interface", OptionType::kString, "",
+    {"port", OptionType::kInt, integer(kDefault.socket.port), "UDP port to receive on"},
+    {"multicast-interface", OptionType::kString, text(kDefault.socket.multicast_interface),
      "Interface name for a multicast join (empty: the kernel chooses)"},
-    {"receive-backend", OptionType::kString, "socket",
+    {"receive-backend", OptionType::kString, kDefault.af_xdp ? "af_xdp" : "socket",
      "socket (recvmmsg) or af_xdp (AF_XDP socket on --interface; needs CAP_NET_ADMIN)"},
-    {"interface", OptionType::kString, "", "af_xdp: the network interface to receive on"},
-    {"queue", OptionType::kInt, "0", "af_xdp: the interface's receive queue to receive from"},
+    {"interface", OptionType::kString, text(kDefault.xdp.interface),
+     "af_xdp: the network interface to receive on"},
+    {"queue", OptionType::kInt, integer(kDefault.xdp.queue),
+     "af_xdp: the interface's receive queue to receive from"},
     {"xdp-mode", OptionType::kString, "auto",
      "af_xdp: XDP attach mode: auto (native, else generic), native or generic"},
     {"xdp-bind-mode", OptionType::kString, "auto",
      "af_xdp: socket mode: auto (zero-copy, else copy), zero-copy or copy"},
-    {"xdp-frames", OptionType::kInt, "4096",
+    {"xdp-frames", OptionType::kInt, integer(kDefault.xdp.frames),
      "af_xdp: the fill and rx ring sizes (a power of two): the burst the kernel holds for efu"},
     {"xdp-in-place", OptionType::kBool, "on",
      "af_xdp: on: the pipelines read each payload in the UMEM frames the kernel wrote (a jumbo "
      "datagram's frames are gathered on its processing thread); off: the receive thread copies "
      "each payload into a pool slot"},
-    {"verify-checksums", OptionType::kBool, "off",
+    {"verify-checksums", OptionType::kBool, on_off(kDefault.xdp_receiver.verify_checksums),
      "af_xdp: verify IPv4 header and UDP checksums; failures are counted and dropped"},
     {"cpu", OptionType::kString, "",
      "Pin threads to cores: rx=N[,N2...],proc=M[,M2...] (one core per receive thread and per "
      "processing thread)"},
-    {"processing-threads", OptionType::kInt, "1",
+    {"processing-threads", OptionType::kInt, integer(kDefault.threads),
      "Processing threads, each with its own rings and pipeline"},
     {"wait-policy", OptionType::kString, "adaptive",
      "How a processing thread waits for packets: adaptive (spins only while packets come closer "
      "together than a sleep and wake-up cost, else sleeps), spin (spins 100 us after each batch, "
      "then sleeps: for cores given to efu alone) or sleep"},
-    {"receive-threads", OptionType::kInt, "1",
+    {"receive-threads", OptionType::kInt, integer(kDefault.receive_threads),
      "socket: receive threads, each with its own socket on the port (SO_REUSEPORT; the kernel "
      "spreads flows by address)"},
-    {"gro", OptionType::kBool, "off",
+    {"gro", OptionType::kBool, on_off(kDefault.receiver.gro),
      "socket: UDP GRO, several datagrams of one flow per receive slot (pool slots grow to 64 KB)"},
-    {"drain-timeout", OptionType::kFloat, "1",
+    {"drain-timeout", OptionType::kFloat,
+     seconds(std::chrono::nanoseconds(kDefault.receiver.drain_timeout_ns)),
      "Seconds to keep receiving what the socket holds at stop; the rest is counted, not lost"},
-    {"batch-size", OptionType::kInt, "64", "Datagrams per recvmmsg() call, at most"},
-    {"batch-bytes", OptionType::kInt, "262144",
+    {"batch-size", OptionType::kInt, integer(kDefault.receiver.batch_size),
+     "Datagrams per recvmmsg() call, at most"},
+    {"batch-bytes", OptionType::kInt, integer(kDefault.receiver.batch_bytes),
      "socket: bytes per recvmmsg() call, about (fewer datagrams per call when they are large, so "
      "the slots written stay in the receiving core's cache); 0: batch-size always"},
-    {"receive-coalesce-us", OptionType::kInt, "1000",
+    {"receive-coalesce-us", OptionType::kInt, integer(kDefault.receiver.coalesce_ns / 1000),
      "socket: while datagrams come one at a time at a moderate rate (one every 10 us to every "
      "half window), the receive thread pauses up to this long before its next recvmmsg(), so "
      "that one call and one wake-up of the processing thread take several datagrams; 0: never "
      "pause (the default with --wait-policy spin)"},
-    {"rcvbuf", OptionType::kInt, "12000000", "SO_RCVBUF to request, in bytes"},
-    {"max-datagram", OptionType::kInt, "9000",
+    {"rcvbuf", OptionType::kInt, integer(kDefault.socket.rcvbuf_bytes),
+     "SO_RCVBUF to request, in bytes"},
+    {"max-datagram", OptionType::kInt, integer(kDefault.receiver.max_datagram),
      "Largest datagram accepted, in bytes; larger ones are counted as truncated"},
-    {"ring-size", OptionType::kInt, "4096", "Packets each receive->processing ring holds"},
-    {"stats-interval", OptionType::kFloat, "1", "Seconds between stats samples"},
-    {"stats-json", OptionType::kString, "",
+    {"ring-size", OptionType::kInt, integer(kDefault.ring_size),
+     "Packets each receive->processing ring holds"},
+    {"stats-interval", OptionType::kFloat, seconds(kDefault.stats_interval),
+     "Seconds between stats samples"},
+    {"stats-json", OptionType::kString, text(kDefault.stats_json),
      "Write the final counters to this file as JSON at exit"},
-    {"stop-after", OptionType::kFloat, "0",
+    {"stop-after", OptionType::kFloat, number(kDefault.stop_after_s),
      "Stop gracefully after this many seconds (0: run until signalled)"},
-    {"flush-timeout", OptionType::kFloat, "5", "Seconds to wait at stop for Kafka deliveries"},
+    {"flush-timeout", OptionType::kFloat, number(kDefault.flush_timeout_s),
+     "Seconds to wait at stop for Kafka deliveries"},
     {"log-level", OptionType::kString, "info", "trace, debug, info, warn or error"},
     {"broker", OptionType::kString, "127.0.0.1:9092",
      "Kafka bootstrap servers HOST:PORT[,HOST:PORT], or 'none' to run without Kafka"},
@@ -80,16 +111,18 @@ constexpr OptionSpec kHostOptions[] = {
     {"source-name", OptionType::kString, "", "ev44/ar51 source_name (default: the module name)"},
     {"kafka-config", OptionType::kString, "",
      "JSON file of librdkafka properties that override the defaults"},
-    {"ev44-max-bytes", OptionType::kInt, "1000000", "Flush an ev44 message at this size"},
-    {"ev44-max-latency-ms", OptionType::kInt, "100", "Flush an ev44 message at this age"},
-    {"raw-sample-every", OptionType::kInt, "0",
+    {"ev44-max-bytes", OptionType::kInt, integer(kDefault.outputs.ev44_max_bytes),
+     "Flush an ev44 message at this size"},
+    {"ev44-max-latency-ms", OptionType::kInt, integer(kDefault.outputs.ev44_max_latency.count()),
+     "Flush an ev44 message at this age"},
+    {"raw-sample-every", OptionType::kInt, integer(kDefault.outputs.raw_sample_every),
      "Publish every Nth packet to the samples topic as ar51 (0: off)"},
     // Operator interfaces (docs/operations.md).
     {"command-port", OptionType::kInt, "0",
      "TCP port of the command port, the reference EFU's protocol (0: off)"},
-    {"command-bind", OptionType::kString, "127.0.0.1",
+    {"command-bind", OptionType::kString, text(kCommandDefault.bind_address),
      "Address the command port listens on; it can stop efu, so keep it local"},
-    {"command-idle-timeout", OptionType::kFloat, "60",
+    {"command-idle-timeout", OptionType::kFloat, seconds(kCommandDefault.idle_timeout),
      "Seconds after which a silent command-port client is closed"},
     {"graphite", OptionType::kString, "",
      "Send every counter to Graphite/Carbon plaintext at HOST:PORT each stats interval"},

@@ -57,10 +57,7 @@ STUDY_CITATION_LINES = 2  # how far from a mention in code its citation may be
 SELF = Path("tests") / "docs" / "architecture_citations_test.py"
 # (file, pattern name) pairs still to fix by whoever owns the file. Remove an entry once fixed;
 # an entry whose file no longer has the pointer fails the test, so the list cannot go stale.
-PENDING_POINTERS = {
-    # The runner.cpp split is in progress; its owner rewrites this comment when it is done.
-    ("tests/style/function_size_test.py", "issue number"),
-}
+PENDING_POINTERS: set[tuple[str, str]] = set()
 
 REQUIRED = [str(n) for n in range(1, 10)] + ["5.1", "5.2", "5.2b", "5.2c", "5.3", "5.4"]
 # Files larger than this are data (corpora, results), not prose or code.

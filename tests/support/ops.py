@@ -1,4 +1,4 @@
-"""What the operations tests (tests/ops) and the control-plane benchmark share: efu --module
+"""What the operations tests (tests/efu/ops) and the control-plane benchmark share: efu --module
 udp --broker none on a free port, a command-port client that behaves like the reference's
 efushell SocketDriver, and efu-udpgen traffic with exact accounting. Standard library only;
 every wait is bounded."""

@@ -1,4 +1,4 @@
-// libFuzzer target for the af_xdp frame parser (tests/af_xdp/CMakeLists.txt says how to build
+// libFuzzer target for the af_xdp frame parser (tests/efu/receive/af_xdp/CMakeLists.txt says how to build
 // it; seeds in tests/fuzz/corpus/af_xdp_frame_parser/): any bytes, as a whole frame or as the first
 // buffer of a longer multi-buffer frame, with any filter. The parser must never read outside
 // the bytes it is given, and what it accepts must lie inside the frame.
