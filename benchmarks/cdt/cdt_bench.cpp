@@ -1,0 +1,199 @@
+// CDT processing speed on one core, per instrument's full configuration (the shipped
+// DreamInst.json, MagicInst.json, HeimdalInst.json): the readout parser with pixel ids, and the
+// whole pipeline (header → readouts → pixels → ev44 builder). BM_Baseline_TouchBytes reads the
+// same packets once, one load per readout; compare items/s.
+// Target: ≥ 100 M readouts/s for BM_Pipeline (each readout is one neutron).
+#include <random>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "cdt_pipeline.h"
+#include "cdt_readout.h"
+#include "efu/ess/header_writer.h"
+#include "efu/ess/readout_header.h"
+#include "ev44_bench_sink.h"
+
+namespace efu::cdt {
+namespace {
+
+constexpr std::uint64_t kPulseNs = 1'700'000'000'000'000'000ULL;
+constexpr std::uint32_t kPacketSize = 8972;
+constexpr const char* kInstruments[] = {"DreamInst.json", "MagicInst.json", "HeimdalInst.json"};
+
+const CdtConfig& instrument(int index) {
+  static const std::vector<CdtConfig> all = [] {
+    std::vector<CdtConfig> out;
+    for (const char* name : kInstruments) out.push_back(CdtConfig::from_file(shipped_config(name)));
+    return out;
+  }();
+  return all[static_cast<std::size_t>(index)];
+}
+
+struct Stream {
+  std::vector<std::vector<std::uint8_t>> packets;
+  std::uint64_t readouts = 0;
+};
+
+// 200 k readouts of one pulse over every configured (ring, FEN) pair, with random UnitId (the
+// module type's valid ones), anode and cathode (a few land outside a SUMO's cassettes and are
+// rejected, as noise does), in full v1 packets. As the readout masters send them, each packet
+// carries one ring's readouts (its FENs mixed); the rings take turns packet by packet.
+std::uint8_t unit_of(ModuleType type, std::mt19937_64& rng) {
+  if (type == ModuleType::kBwEndCap || type == ModuleType::kFwEndCap) {
+    return static_cast<std::uint8_t>(3 + rng() % 4);
+  }
+  return static_cast<std::uint8_t>(rng() % 2);
+}
+
+const Stream& stream(int index) {
+  static std::vector<Stream> streams(std::size(kInstruments));
+  Stream& out = streams[static_cast<std::size_t>(index)];
+  if (!out.packets.empty()) return out;
+  const CdtConfig& c = instrument(index);
+  std::vector<std::vector<std::uint32_t>> rings;  // the configured table entries, per ring
+  for (std::uint32_t ring = 0; ring < kRings; ++ring) {
+    std::vector<std::uint32_t> fens;
+    for (std::uint32_t fen = 0; fen < kFens; ++fen) {
+      if (c.module(ring, fen).configured) fens.push_back(ring * kFens + fen);
+    }
+    if (!fens.empty()) rings.push_back(fens);
+  }
+  std::mt19937_64 rng(11);
+  std::vector<std::uint8_t> packet;
+  std::uint32_t sequence = 0;
+  auto flush = [&] {
+    ess::HeaderFields f;
+    f.type = type_byte(c.instrument);
+    f.total_length = static_cast<std::uint16_t>(packet.size());
+    f.pulse = ess::to_ess(kPulseNs);
+    f.prev_pulse = ess::to_ess(kPulseNs - 71'428'571);
+    f.sequence = sequence++;
+    ess::write_header(packet.data(), f);
+    out.packets.push_back(packet);
+    packet.clear();
+  };
+  for (std::uint64_t n = 0; n < 200'000; ++n) {
+    if (packet.size() + kReadoutSize > kPacketSize) flush();
+    if (packet.empty()) packet.resize(ess::kHeaderSizeV1);
+    const std::vector<std::uint32_t>& fens = rings[sequence % rings.size()];
+    const std::uint32_t k = fens[rng() % fens.size()];
+    CdtReadout r;
+    r.fiber = static_cast<std::uint8_t>((k / kFens) * 2 + rng() % 2);
+    r.fen = static_cast<std::uint8_t>(k % kFens);
+    const ess::EssTime t = ess::to_ess(kPulseNs + 10'000 + n * 300);
+    r.time_high = t.high;
+    r.time_low = t.low;
+    r.unit = unit_of(c.modules[k].type, rng);
+    r.anode = static_cast<std::uint8_t>(rng() % 64);
+    r.cathode = static_cast<std::uint8_t>(rng() % 128);
+    const std::size_t at = packet.size();
+    packet.resize(at + kReadoutSize);
+    write_readout(packet.data() + at, r);
+    ++out.readouts;
+  }
+  if (!packet.empty()) flush();
+  return out;
+}
+
+void BM_Baseline_TouchBytes(benchmark::State& state) {
+  const Stream& s = stream(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    for (const auto& p : s.packets) {
+      for (std::size_t i = ess::kHeaderSizeV1; i < p.size(); i += kReadoutSize) sum += p[i + 15];
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
+}
+
+void BM_ReadoutParse(benchmark::State& state) {
+  const int index = static_cast<int>(state.range(0));
+  const CdtConfig& c = instrument(index);
+  CounterRegistry counters;
+  ess::HeaderParser header_parser(counters, type_byte(c.instrument));
+  ReadoutParser parser(counters, c.modules, kDefaultMaxTofNs);
+  const Stream& s = stream(index);
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    for (const auto& p : s.packets) {
+      ess::PacketHeader h;
+      header_parser.parse(p.data(), static_cast<std::uint32_t>(p.size()), h);
+      std::uint64_t sum = 0;
+      parser.parse(p.data() + h.header_size, static_cast<std::uint32_t>(p.size() - h.header_size),
+                   h, [&](std::uint64_t, std::uint32_t tof, std::uint32_t pixel) {
+                     sum += tof + pixel;
+                     ++events;
+                   });
+      benchmark::DoNotOptimize(sum);
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
+  state.counters["events_per_readout"] =
+      static_cast<double>(events) / static_cast<double>(state.iterations() * s.readouts);
+}
+
+void BM_Pipeline(benchmark::State& state) {
+  const int index = static_cast<int>(state.range(0));
+  const Stream& s = stream(index);
+  CounterRegistry counters;
+  bench::Ev44BenchSink sink("cdt");
+  CdtPipeline pipeline(
+      std::make_unique<const CdtShared>(CdtShared{instrument(index), kDefaultMaxTofNs}), counters,
+      sink);
+  std::vector<PacketView> views;
+  for (const auto& p : s.packets) views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < views.size(); i += 64) {
+      pipeline.process(PacketBatch(views.data() + i, std::min<std::size_t>(64, views.size() - i)));
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(sink.events), benchmark::Counter::kIsRate);
+}
+
+// One module of each type alone (Index 0, the second cuboid too), readouts as above: what the
+// geometry costs per type, to name the most expensive one. Random counters, so a SUMO rejects
+// some (events_per_readout).
+void BM_ModuleType(benchmark::State& state) {
+  const auto type = static_cast<ModuleType>(state.range(0));
+  const Module m{true, type, 0, 1};
+  std::mt19937_64 rng(5);
+  std::vector<CdtReadout> readouts(4096);
+  for (CdtReadout& r : readouts) {
+    r.unit = unit_of(type, rng);
+    r.anode = static_cast<std::uint8_t>(rng() % 64);
+    r.cathode = static_cast<std::uint8_t>(rng() % 128);
+  }
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    for (const CdtReadout& r : readouts) {
+      const PixelResult p = module_pixel(m, r);
+      sum += p.pixel;
+      events += p.status == PixelStatus::kOk ? 1 : 0;
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  const auto items = static_cast<std::int64_t>(state.iterations() * readouts.size());
+  state.SetItemsProcessed(items);
+  state.SetLabel(info(type).name);
+  state.counters["events_per_readout"] = static_cast<double>(events) / static_cast<double>(items);
+}
+BENCHMARK(BM_ModuleType)->DenseRange(0, static_cast<int>(kModuleTypes) - 1);
+
+void instruments(benchmark::internal::Benchmark* b) {
+  b->ArgName("instrument");  // 0 DREAM, 1 MAGIC, 2 HEIMDAL
+  for (int i = 0; i < static_cast<int>(std::size(kInstruments)); ++i) b->Arg(i);
+  b->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_Baseline_TouchBytes)->Apply(instruments);
+BENCHMARK(BM_ReadoutParse)->Apply(instruments);
+BENCHMARK(BM_Pipeline)->Apply(instruments);
+
+}  // namespace
+}  // namespace efu::cdt
