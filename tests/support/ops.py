@@ -14,6 +14,7 @@ from support.checks import check
 from support.efu import Efu, binary
 from support.loss import LOST_DATAGRAMS, REJECTED_DATAGRAMS, lost_datagrams, rejected_datagrams
 from support.ports import free_udp_port
+from support.waits import wait_until
 
 
 def udp_efu(extra: list[str], tmp: Path, module: str = "udp", env: dict[str, str] | None = None,
@@ -111,3 +112,22 @@ class Traffic:
         check(g("udp.packets") == g("process.packets"),
               f"{label}: the plugin saw every processed packet ({g('udp.packets')})")
         print(f"     {label}: {self.sent} datagrams, lost by the host {lost}")
+
+
+def value_of(client: Client, name: str) -> int:
+    reply = client.ask(f"STAT_GET_NAME {name}").decode()
+    parts = reply.split()
+    if len(parts) != 3 or parts[0] != "STAT_GET_NAME":
+        raise RuntimeError(f"unexpected reply {reply!r}")
+    return int(parts[2])
+
+
+def wait_until_accounted(client: Client, traffic: Traffic, timeout_s=10) -> int:
+    """Waits until efu's published counters account for every datagram the traffic sent
+    (received or in a loss counter: a loaded machine may drop some, never silently); returns
+    receive.packets as then published."""
+    def accounted():
+        values = {n: value_of(client, n) for n in Traffic.LIVE}
+        return values if Traffic.seen(values) == traffic.sent + traffic.EMPTIES else None
+    return wait_until(accounted, timeout_s,
+                      f"efu to account for the {traffic.sent} datagrams sent")["receive.packets"]

@@ -25,7 +25,7 @@ import time
 from operations_doc import doc_tables, template_regex
 from support.checks import check, finish
 from support.efu import Efu, binary
-from support.ops import Client, Traffic, udp_efu
+from support.ops import Client, Traffic, udp_efu, value_of, wait_until_accounted
 from support.ports import free_port
 from support.waits import wait_until, workdir
 
@@ -41,29 +41,10 @@ def start_efu(tmp, extra=()):
     return efu, port
 
 
-def value_of(client: Client, name: str) -> int:
-    reply = client.ask(f"STAT_GET_NAME {name}").decode()
-    parts = reply.split()
-    if len(parts) != 3 or parts[0] != "STAT_GET_NAME":
-        raise RuntimeError(f"unexpected reply {reply!r}")
-    return int(parts[2])
-
-
 def wait_for_value(client: Client, name: str, predicate, timeout_s=10) -> int:
     """Values are as of the last stats interval: wait until one satisfies `predicate`."""
     return wait_until(lambda: (lambda v: v if predicate(v) else None)(value_of(client, name)),
                       timeout_s, f"{name} to reach the expected value")
-
-
-def wait_until_accounted(client: Client, traffic: Traffic, timeout_s=10) -> int:
-    """Waits until efu's published counters account for every datagram the traffic sent
-    (received or in a loss counter: a loaded machine may drop some, never silently); returns
-    receive.packets as then published."""
-    def accounted():
-        values = {n: value_of(client, n) for n in Traffic.LIVE}
-        return values if Traffic.seen(values) == traffic.sent + traffic.EMPTIES else None
-    return wait_until(accounted, timeout_s,
-                      f"efu to account for the {traffic.sent} datagrams sent")["receive.packets"]
 
 
 def exit_efu(efu: Efu, client: Client, label: str) -> dict:

@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 from support.checks import check, finish
-from support.ops import Client, Traffic, udp_efu
+from support.ops import Client, Traffic, udp_efu, wait_until_accounted
 from support.ports import free_port
 from support.waits import stop_process, wait_ready, wait_until, workdir
 
@@ -84,8 +84,9 @@ def main() -> int:
         c = Client(command_port)
         traffic = Traffic(efu.udp_port, 100_000, 25_000)
         traffic.finish()
-        time.sleep(1.2)  # two stats intervals: the published values no longer move
-        received = int(c.ask("STAT_GET_NAME receive.packets").split()[2])
+        # Settled: the published counters account for every datagram sent (a fixed sleep was not
+        # enough on a loaded machine, and the later comparisons need values that no longer move).
+        received = wait_until_accounted(c, traffic, 30)
         check(received > 0, f"efu received {received} packets")
         exposition = http_get(metrics_url)
         r = subprocess.run(["promtool", "check", "metrics"], input=exposition, capture_output=True,
@@ -96,7 +97,8 @@ def main() -> int:
               "the exposition has the packet counters and per-thread CPU")
         selector = f'efu_receive_packets_total{{instrument="{INSTRUMENT}",module="udp"}}'
         scraped = wait_until(lambda: (lambda v: v if v == received else None)(prometheus.value(selector)),
-                             40, f"Prometheus to have scraped receive.packets == {received}", 0.5)
+                             40, f"Prometheus to have scraped receive.packets == {received}",
+                             interval_s=0.5)
         check(scraped == received, f"Prometheus API: {selector} == {received}")
         check(prometheus.value('up{job="efu"}') == 1.0, "Prometheus: up{job=\"efu\"} == 1")
         cpu = prometheus.query(f'efu_thread_cpu_seconds_total{{instrument="{INSTRUMENT}"}}')
