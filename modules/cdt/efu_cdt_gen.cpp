@@ -298,17 +298,10 @@ class Generator {
   Generator& operator=(const Generator&) = delete;
 
   void run() {
-    const std::uint64_t window = gen::kNeutronWindowNs;
-    spacing_ = s_.neutrons_per_pulse == 0 ? window : window / s_.neutrons_per_pulse;
-    if (spacing_ == 0) {
-      throw ConfigError("--neutrons-per-pulse: '" + std::to_string(s_.neutrons_per_pulse) +
-                        "' is too many; expected at most " + std::to_string(window));
-    }
-    stream_.run_pulses([this](std::uint64_t pulse, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
-      // (The first pulse's previous pulse is not on a tick: no late neutrons refer to it.)
-      if (pulse > 0) run_late(pulse_ns, prev_ns);
-      run_pulse(pulse_ns, prev_ns);
-    });
+    spacing_ = gen::neutron_spacing_ns(s_.neutrons_per_pulse);
+    stream_.run_pulses_with_late(
+        [this](std::uint64_t pulse_ns, std::uint64_t prev_ns) { run_late(pulse_ns, prev_ns); },
+        [this](std::uint64_t pulse_ns, std::uint64_t prev_ns) { run_pulse(pulse_ns, prev_ns); });
   }
 
   void write_summary() const {

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "efu/errors.h"
 #include "efu/ess/ess_time.h"
 #include "efu/ess/packet_assembler.h"
 #include "efu/gen/faults.h"
@@ -34,6 +35,19 @@ inline constexpr std::uint64_t kFirstTofNs = 10'000;
 /// The span a pulse's neutrons are spread over from kFirstTofNs. It ends 100 us before the next
 /// pulse, so every neutron and its hits belong to their own pulse.
 inline constexpr std::uint64_t kNeutronWindowNs = kPulsePeriodNs - kFirstTofNs - 100'000;
+
+/// The time between a pulse's neutrons, spread evenly over kNeutronWindowNs: the window over
+/// --neutrons-per-pulse (the whole window for 0). ConfigError when there are more neutrons than
+/// nanoseconds in the window.
+inline std::uint64_t neutron_spacing_ns(std::uint64_t neutrons_per_pulse) {
+  const std::uint64_t spacing =
+      neutrons_per_pulse == 0 ? kNeutronWindowNs : kNeutronWindowNs / neutrons_per_pulse;
+  if (spacing == 0) {
+    throw ConfigError("--neutrons-per-pulse: '" + std::to_string(neutrons_per_pulse) +
+                      "' is too many; expected at most " + std::to_string(kNeutronWindowNs));
+  }
+  return spacing;
+}
 
 class EssStream {
  public:
@@ -79,6 +93,18 @@ class EssStream {
       prev_pulse = pulse_ns;
     }
     if (!sender_.flush()) throw std::runtime_error(sender_.error());
+  }
+
+  /// run_pulses() for a generator with late neutrons (those of the previous pulse that arrive
+  /// after this pulse's time): on_late(pulse_ns, prev_ns) before every pulse but the first (its
+  /// previous pulse is not on a tick, so no late neutron may refer to it), then
+  /// on_pulse(pulse_ns, prev_ns).
+  template <typename OnLate, typename OnPulse>
+  void run_pulses_with_late(OnLate&& on_late, OnPulse&& on_pulse) {
+    run_pulses([&](std::uint64_t pulse, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+      if (pulse > 0) on_late(pulse_ns, prev_ns);
+      on_pulse(pulse_ns, prev_ns);
+    });
   }
 
   /// Sends `packet` (queue's finished packet, or the detector's reordering of it) as data, then,
