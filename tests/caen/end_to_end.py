@@ -16,9 +16,7 @@ import os
 import sys
 
 from support.checks import check, finish
-from support.e2e import (check_events_against_truth, check_host_accounting, events_of, read_truth,
-                         run_efu_and_generator)
-from support.kafka import read_events
+from support.e2e import check_events_of_run, check_host_accounting, run_efu_and_generator
 
 
 def main():
@@ -83,13 +81,7 @@ def main():
                    "position", "calibration_group", "outside_interval"]:
         expect("readouts.errors." + reason, 0)
 
-    messages = read_events(args.broker, run["events_topic"])
-    events = events_of(messages, "caen")
-    truth = read_truth(run["truth_path"], sent["neutrons"])
-    check_events_against_truth(events, truth, drops)
-    print("ok: %s, %d neutrons in %d ev44 messages, %d distinct pixels, %d packets, faults %s"
-          % (args.instrument, len(events), len(messages), len(set(e[2] for e in events)),
-             sent["packets"], faults))
+    check_events_of_run(args.broker, run, sent, drops, "caen", args.instrument, faults)
 
 
 if __name__ == "__main__":

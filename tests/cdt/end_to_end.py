@@ -17,9 +17,7 @@ import os
 import sys
 
 from support.checks import check, finish
-from support.e2e import (check_events_against_truth, check_host_accounting, events_of, read_truth,
-                         run_efu_and_generator)
-from support.kafka import read_events
+from support.e2e import check_events_of_run, check_host_accounting, run_efu_and_generator
 
 FILES = {"dream": "DreamInst.json", "magic": "MagicInst.json", "heimdal": "HeimdalInst.json"}
 # Every readout rejection efu counts (readouts.errors.<reason>); the generator's corrupt fault
@@ -79,13 +77,7 @@ def main():
         for reason in ["truncated", "index", "pixel", "tof_negative", "tof_too_large"]:
             expect("readouts.errors." + reason, 0)
 
-    messages = read_events(args.broker, run["events_topic"])
-    events = events_of(messages, "cdt")
-    truth = read_truth(run["truth_path"], sent["neutrons"])
-    check_events_against_truth(events, truth, drops)
-    print("ok: %s, %d neutrons in %d ev44 messages, %d distinct pixels, %d packets, faults %s"
-          % (args.instrument, len(events), len(messages), len(set(e[2] for e in events)),
-             sent["packets"], faults))
+    check_events_of_run(args.broker, run, sent, drops, "cdt", args.instrument, faults)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from streaming_data_types import deserialise_x5f2
 
 from support.checks import check, fail, require
 from support.efu import Efu, binary
-from support.kafka import consumer
+from support.kafka import consumer, read_events
 from support.loss import lost_datagrams, rejected_datagrams
 from support.ports import free_udp_port
 
@@ -184,3 +184,16 @@ def read_truth(path, neutrons):
                 truth.append(tuple(int(v) for v in line.split()[:3]))
     require(len(truth) == neutrons, "truth file has %d of %d neutrons" % (len(truth), neutrons))
     return truth
+
+
+def check_events_of_run(broker, run, sent, drops, source_name, label, faults):
+    """Reads the run's ev44 topic, checks its events against the generator's ground truth (every
+    neutron exactly once, with the generator's pulse, TOF and pixel; `drops` as
+    check_events_against_truth takes them) and prints one summary line."""
+    messages = read_events(broker, run["events_topic"])
+    events = events_of(messages, source_name)
+    truth = read_truth(run["truth_path"], sent["neutrons"])
+    check_events_against_truth(events, truth, drops)
+    print("ok: %s, %d neutrons in %d ev44 messages, %d distinct pixels, %d packets, faults %s"
+          % (label, len(events), len(messages), len(set(e[2] for e in events)), sent["packets"],
+             faults))
