@@ -14,6 +14,7 @@
 #include "efu/ess/header_writer.h"
 #include "efu/ess/readout_header.h"
 #include "ev44_bench_sink.h"
+#include "touch_bytes_baseline.h"
 
 namespace efu::cdt {
 namespace {
@@ -99,14 +100,7 @@ const Stream& stream(int index) {
 
 void BM_Baseline_TouchBytes(benchmark::State& state) {
   const Stream& s = stream(static_cast<int>(state.range(0)));
-  for (auto _ : state) {
-    std::uint64_t sum = 0;
-    for (const auto& p : s.packets) {
-      for (std::size_t i = ess::kHeaderSizeV1; i < p.size(); i += kReadoutSize) sum += p[i + 15];
-    }
-    benchmark::DoNotOptimize(sum);
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
+  bench::touch_bytes(state, s.packets, s.readouts, ess::kHeaderSizeV1, kReadoutSize, 15);
 }
 
 void BM_ReadoutParse(benchmark::State& state) {

@@ -18,6 +18,7 @@
 #include "efu/ess/header_writer.h"
 #include "efu/ess/readout_header.h"
 #include "ev44_bench_sink.h"
+#include "touch_bytes_baseline.h"
 #include "multiblade_pipeline.h"
 #include "readout_parser.h"
 #include "vmm3_readout.h"
@@ -154,14 +155,7 @@ const Stream& stream(Order order = Order::kTimeOrdered) {
 
 void BM_Baseline_TouchBytes(benchmark::State& state) {
   const Stream& s = stream();
-  for (auto _ : state) {
-    std::uint64_t sum = 0;
-    for (const auto& p : s.packets) {
-      for (std::size_t i = 0; i < p.size(); i += 20) sum += p[i + 19];  // one load per readout
-    }
-    benchmark::DoNotOptimize(sum);
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
+  bench::touch_bytes(state, s.packets, s.readouts, 0, 20, 19);
 }
 
 void BM_HeaderParse(benchmark::State& state) {
