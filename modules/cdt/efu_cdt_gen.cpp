@@ -11,7 +11,9 @@
 // What every ESS generator shares (options, pulses, sending, header faults, the summary) is in
 // common/include/efu/gen/; this file is the CDT part: channels, readouts, late neutrons and the
 // corrupt-readout fault.
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <span>
@@ -47,7 +49,59 @@ constexpr gen::Fault kFaults[] = {
 struct Settings : gen::GeneratorOptions {
   std::string geometry;
   std::uint64_t late_per_pulse = 0;
+  std::string shape = "uniform";
+  double spot_x = 0.5, spot_y = 0.5;  // in the module's face, fractions of its width and height
+  double spot_radius = 0.3;
+  double ring_width = 0.05;
 };
+
+// --- Shapes -------------------------------------------------------------------------------
+// Every module draws the shape on its own face: the rectangle it covers in efu-monitor's panel
+// of its module type (docs/cdt.md, Monitor), a SUMO sector, a PA sector, a cuboid face, a
+// mantle cassette's wires × strips. The shape works in fractions of the face (0..1 across and
+// up), so the same ring sits in every face whatever its size; the type's function below turns
+// the point into the channel under it. `uniform` keeps the old draw: each channel counter
+// independently uniform.
+struct FacePoint {
+  double x, y;  // 0 <= x, y < 1
+};
+
+class Shape {
+ public:
+  explicit Shape(const Settings& s) : s_(s), uniform_(s.shape == "uniform") {}
+
+  bool uniform() const noexcept { return uniform_; }
+
+  /// A point of the shape inside the face; after 1000 misses (a shape off the face), its
+  /// centre clamped onto the face.
+  FacePoint point(gen::Random& rng) const {
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      double fx = 0, fy = 0;
+      if (s_.shape == "spot") {
+        std::normal_distribution<double> n(0, s_.spot_radius);
+        fx = s_.spot_x + n(rng.engine());
+        fy = s_.spot_y + n(rng.engine());
+      } else {  // ring
+        const double r = s_.spot_radius + rng.uniform(-s_.ring_width, s_.ring_width);
+        const double a = rng.uniform(0, 2 * M_PI);
+        fx = s_.spot_x + r * std::cos(a);
+        fy = s_.spot_y + r * std::sin(a);
+      }
+      if (fx >= 0 && fy >= 0 && fx < 1 && fy < 1) return FacePoint{fx, fy};
+    }
+    constexpr double kLast = 0.999999;
+    return FacePoint{std::clamp(s_.spot_x, 0.0, kLast), std::clamp(s_.spot_y, 0.0, kLast)};
+  }
+
+ private:
+  const Settings& s_;
+  bool uniform_;
+};
+
+/// The cell of `n` cells under fraction `f` (0 <= f < 1).
+std::uint32_t cell(double f, std::uint32_t n) {
+  return std::min(static_cast<std::uint32_t>(f * n), n - 1);
+}
 
 /// What the electronics send for one channel, and the pixel the facility gives it.
 struct Channel {
@@ -86,42 +140,87 @@ std::uint32_t sumo_first_column(std::uint32_t sumo) {
   return column;
 }
 
-Channel sumo_channel(gen::Random& rng, std::uint32_t sector, std::uint32_t offset,
+struct SumoCell {
+  std::uint32_t sumo, cassette, counter, wire, strip;
+};
+
+SumoCell sumo_uniform(gen::Random& rng) {
+  SumoCell c{};
+  c.sumo = static_cast<std::uint32_t>(3 + rng.below(4));
+  c.cassette = static_cast<std::uint32_t>(rng.below(kSumoCassettes[c.sumo]));
+  c.counter = static_cast<std::uint32_t>(rng.below(2));
+  c.wire = static_cast<std::uint32_t>(rng.below(16));
+  c.strip = static_cast<std::uint32_t>(rng.below(16));
+  return c;
+}
+
+// The face is the sector: 56 columns across, 16·strip + wire up (the type's grid).
+SumoCell sumo_at(FacePoint p) {
+  const std::uint32_t column = cell(p.x, 56), y = cell(p.y, 256);
+  std::uint32_t sumo = 6;
+  while (column >= sumo_first_column(sumo) + 2 * kSumoCassettes[sumo]) --sumo;
+  const std::uint32_t in_sumo = column - sumo_first_column(sumo);
+  return SumoCell{sumo, in_sumo / 2, in_sumo % 2, y % 16, y / 16};
+}
+
+Channel sumo_channel(const SumoCell& c, std::uint32_t sector, std::uint32_t offset,
                      std::uint32_t sectors) {
-  const auto sumo = static_cast<std::uint32_t>(3 + rng.below(4));
-  const auto cassette = static_cast<std::uint32_t>(rng.below(kSumoCassettes[sumo]));
-  const auto counter = static_cast<std::uint32_t>(rng.below(2));
-  const auto wire = static_cast<std::uint32_t>(rng.below(16));
-  const auto strip = static_cast<std::uint32_t>(rng.below(16));
-  std::uint32_t hi_a = cassette % 2, hi_c = cassette / 2, cathode_step = 16;
-  if (sumo == 6) hi_c = (cassette + hi_a) / 2;  // cassette = 2·hi_c − hi_a
-  if (sumo == 4) {                              // cassette + 1 = 2·hi_c + hi_a
-    hi_a = (cassette + 1) % 2;
-    hi_c = (cassette + 1) / 2;
+  std::uint32_t hi_a = c.cassette % 2, hi_c = c.cassette / 2, cathode_step = 16;
+  if (c.sumo == 6) hi_c = (c.cassette + hi_a) / 2;  // cassette = 2·hi_c − hi_a
+  if (c.sumo == 4) {                                // cassette + 1 = 2·hi_c + hi_a
+    hi_a = (c.cassette + 1) % 2;
+    hi_c = (c.cassette + 1) / 2;
   }
-  if (sumo == 3) cathode_step = 32;
+  if (c.sumo == 3) cathode_step = 32;
   Channel ch;
-  ch.unit = static_cast<std::uint8_t>(sumo);
-  ch.anode = static_cast<std::uint8_t>(32 * hi_a + 16 * counter + wire);
-  ch.cathode = static_cast<std::uint8_t>(cathode_step * hi_c + strip);
-  const std::uint32_t x = 56 * sector + sumo_first_column(sumo) + 2 * cassette + counter;
-  ch.pixel = pixel_at(offset, 56 * sectors, x, 16 * strip + wire);
+  ch.unit = static_cast<std::uint8_t>(c.sumo);
+  ch.anode = static_cast<std::uint8_t>(32 * hi_a + 16 * c.counter + c.wire);
+  ch.cathode = static_cast<std::uint8_t>(cathode_step * hi_c + c.strip);
+  const std::uint32_t x = 56 * sector + sumo_first_column(c.sumo) + 2 * c.cassette + c.counter;
+  ch.pixel = pixel_at(offset, 56 * sectors, x, 16 * c.strip + c.wire);
   return ch;
 }
 
-// --- Mantles (DREAM 256 strips, MAGIC FR 128 strips) --------------------------------------
-// Strips across; up the picture each of the 32 wires holds the 5 mounting units × 6 cassettes ×
-// 2 counters (60 rows). Anode = 32·counter + wire, cathode = strip.
-Channel mantle_channel(gen::Random& rng, const Module& m, std::uint32_t strips,
+// --- Mantles (DREAM 256 strips, MAGIC FR 128 strips; HEIMDAL 64 strips) -------------------
+// A mantle module is one cassette of a mounting unit: 2 counters × 32 wires, and the strips.
+// Its face is 32·counter + wire across (the wire column, around the mantle) and the strip up
+// (along the beam). Anode = 32·counter + wire, cathode = strip.
+struct MantleCell {
+  std::uint32_t counter, wire, strip;
+};
+
+MantleCell mantle_uniform(gen::Random& rng, std::uint32_t strips) {
+  MantleCell c{};
+  c.counter = static_cast<std::uint32_t>(rng.below(2));
+  c.wire = static_cast<std::uint32_t>(rng.below(32));
+  c.strip = static_cast<std::uint32_t>(rng.below(strips));
+  return c;
+}
+
+MantleCell mantle_at(FacePoint p, std::uint32_t strips) {
+  const std::uint32_t x = cell(p.x, 64);
+  return MantleCell{x / 32, x % 32, cell(p.y, strips)};
+}
+
+// DREAM mantle and FR: strips across; up the picture each of the 32 wires holds the 5 mounting
+// units × 6 cassettes × 2 counters (60 rows).
+Channel mantle_channel(const MantleCell& c, const Module& m, std::uint32_t strips,
                        std::uint32_t offset) {
-  const auto counter = static_cast<std::uint32_t>(rng.below(2));
-  const auto wire = static_cast<std::uint32_t>(rng.below(32));
-  const auto strip = static_cast<std::uint32_t>(rng.below(strips));
   Channel ch;
-  ch.anode = static_cast<std::uint8_t>(32 * counter + wire);
-  ch.cathode = static_cast<std::uint8_t>(strip);
-  const std::uint32_t row = wire * 60 + m.index * 12 + m.index2 * 2 + counter;
-  ch.pixel = pixel_at(offset, strips, strip, row);
+  ch.anode = static_cast<std::uint8_t>(32 * c.counter + c.wire);
+  ch.cathode = static_cast<std::uint8_t>(c.strip);
+  const std::uint32_t row = c.wire * 60 + m.index * 12 + m.index2 * 2 + c.counter;
+  ch.pixel = pixel_at(offset, strips, c.strip, row);
+  return ch;
+}
+
+// HEIMDAL mantle: 12 mounting units × 6 cassettes × 2 counters across (144), 32 wires × 64
+// strips up.
+Channel heimdal_channel(const MantleCell& c, const Module& m) {
+  Channel ch;
+  ch.anode = static_cast<std::uint8_t>(32 * c.counter + c.wire);
+  ch.cathode = static_cast<std::uint8_t>(c.strip);
+  ch.pixel = pixel_at(0, 144, 12 * m.index + 2 * m.index2 + c.counter, 64 * c.wire + c.strip);
   return ch;
 }
 
@@ -151,28 +250,58 @@ std::vector<Face> faces_of(const std::array<std::string_view, 7>& layout) {
 }
 
 // In a face, 8 cassettes of 2 counters run across (u = 2·cassette + counter) and the 16 wires
-// down (v = 15 − wire); a quarter turn clockwise takes (u, v) to (15 − v, u). The cassette is
-// A/32 + 2·(C/32): anode = 32·(cassette mod 2) + 16·counter + wire, cathode = 32·(cassette / 2)
-// + strip.
-Channel cuboid_channel(gen::Random& rng, const Module& m, const std::vector<Face>& faces,
-                       std::uint32_t offset) {
-  const bool second = m.index2 != kNoCuboid && rng.below(2) == 1;
-  const Face& face = faces.at(second ? m.index2 : m.index);
-  const auto cassette = static_cast<std::uint32_t>(rng.below(8));
-  const auto counter = static_cast<std::uint32_t>(rng.below(2));
-  const auto wire = static_cast<std::uint32_t>(rng.below(16));
-  const auto strip = static_cast<std::uint32_t>(rng.below(32));
-  Channel ch;
-  ch.unit = second ? 1 : 0;
-  ch.anode = static_cast<std::uint8_t>(32 * (cassette % 2) + 16 * counter + wire);
-  ch.cathode = static_cast<std::uint8_t>(32 * (cassette / 2) + strip);
-  std::uint32_t u = 2 * cassette + counter, v = 15 - wire;
-  for (std::uint32_t turn = 0; turn < face.turns; ++turn) {
+// down (v = 15 − wire); a quarter turn clockwise takes (u, v) to (15 − v, u), four turns are
+// none. The cassette is A/32 + 2·(C/32): anode = 32·(cassette mod 2) + 16·counter + wire,
+// cathode = 32·(cassette / 2) + strip.
+struct CuboidCell {
+  bool second;  // the cuboid of UnitId 1 (Index2)
+  std::uint32_t cassette, counter, wire, strip;
+};
+
+void quarter_turns(std::uint32_t turns, std::uint32_t& u, std::uint32_t& v) {
+  for (std::uint32_t turn = 0; turn < turns; ++turn) {
     const std::uint32_t was_u = u;
     u = 15 - v;
     v = was_u;
   }
-  ch.pixel = pixel_at(offset, 112, 16 * face.col + u, 112 * strip + 16 * face.row + v);
+}
+
+CuboidCell cuboid_uniform(gen::Random& rng, const Module& m) {
+  CuboidCell c{};
+  c.second = m.index2 != kNoCuboid && rng.below(2) == 1;
+  c.cassette = static_cast<std::uint32_t>(rng.below(8));
+  c.counter = static_cast<std::uint32_t>(rng.below(2));
+  c.wire = static_cast<std::uint32_t>(rng.below(16));
+  c.strip = static_cast<std::uint32_t>(rng.below(32));
+  return c;
+}
+
+// The face point is in the picture, (u', v') after the turns, v' down (the picture's row 0 is
+// its top, so up the face is 15 − v'): turning it on to four turns gives the unrotated (u, v).
+// The strip (depth) is drawn uniformly.
+CuboidCell cuboid_at(gen::Random& rng, const Module& m, const std::vector<Face>& faces,
+                     FacePoint p) {
+  CuboidCell c{};
+  c.second = m.index2 != kNoCuboid && rng.below(2) == 1;
+  std::uint32_t u = cell(p.x, 16), v = 15 - cell(p.y, 16);
+  quarter_turns((4 - faces.at(c.second ? m.index2 : m.index).turns) % 4, u, v);
+  c.cassette = u / 2;
+  c.counter = u % 2;
+  c.wire = 15 - v;
+  c.strip = static_cast<std::uint32_t>(rng.below(32));
+  return c;
+}
+
+Channel cuboid_channel(const CuboidCell& c, const Module& m, const std::vector<Face>& faces,
+                       std::uint32_t offset) {
+  const Face& face = faces.at(c.second ? m.index2 : m.index);
+  Channel ch;
+  ch.unit = c.second ? 1 : 0;
+  ch.anode = static_cast<std::uint8_t>(32 * (c.cassette % 2) + 16 * c.counter + c.wire);
+  ch.cathode = static_cast<std::uint8_t>(32 * (c.cassette / 2) + c.strip);
+  std::uint32_t u = 2 * c.cassette + c.counter, v = 15 - c.wire;
+  quarter_turns(face.turns, u, v);
+  ch.pixel = pixel_at(offset, 112, 16 * face.col + u, 112 * c.strip + 16 * face.row + v);
   return ch;
 }
 
@@ -180,29 +309,31 @@ Channel cuboid_channel(gen::Random& rng, const Module& m, const std::vector<Face
 // 8 sectors of 16 cassettes × 2 counters across, 32 strips × 16 wires up. The cassette is
 // A/32 + 4·(C/64): anode = 32·(cassette mod 4) + 16·counter + wire, cathode = 64·(cassette / 4)
 // + strip.
-Channel pa_channel(gen::Random& rng, const Module& m) {
-  const auto cassette = static_cast<std::uint32_t>(rng.below(16));
-  const auto counter = static_cast<std::uint32_t>(rng.below(2));
-  const auto wire = static_cast<std::uint32_t>(rng.below(16));
-  const auto strip = static_cast<std::uint32_t>(rng.below(32));
-  Channel ch;
-  ch.anode = static_cast<std::uint8_t>(32 * (cassette % 4) + 16 * counter + wire);
-  ch.cathode = static_cast<std::uint8_t>(64 * (cassette / 4) + strip);
-  ch.pixel =
-      pixel_at(kMagicPaOffset, 256, 32 * m.index + 2 * cassette + counter, 16 * strip + wire);
-  return ch;
+struct PaCell {
+  std::uint32_t cassette, counter, wire, strip;
+};
+
+PaCell pa_uniform(gen::Random& rng) {
+  PaCell c{};
+  c.cassette = static_cast<std::uint32_t>(rng.below(16));
+  c.counter = static_cast<std::uint32_t>(rng.below(2));
+  c.wire = static_cast<std::uint32_t>(rng.below(16));
+  c.strip = static_cast<std::uint32_t>(rng.below(32));
+  return c;
 }
 
-// --- HEIMDAL mantle -----------------------------------------------------------------------
-// 12 mounting units × 6 cassettes × 2 counters across (144), 32 wires × 64 strips up.
-Channel heimdal_channel(gen::Random& rng, const Module& m) {
-  const auto counter = static_cast<std::uint32_t>(rng.below(2));
-  const auto wire = static_cast<std::uint32_t>(rng.below(32));
-  const auto strip = static_cast<std::uint32_t>(rng.below(64));
+// The face is the sector: 2·cassette + counter across, 16·strip + wire up (the type's grid).
+PaCell pa_at(FacePoint p) {
+  const std::uint32_t x = cell(p.x, 32), y = cell(p.y, 512);
+  return PaCell{x / 2, x % 2, y % 16, y / 16};
+}
+
+Channel pa_channel(const PaCell& c, const Module& m) {
   Channel ch;
-  ch.anode = static_cast<std::uint8_t>(32 * counter + wire);
-  ch.cathode = static_cast<std::uint8_t>(strip);
-  ch.pixel = pixel_at(0, 144, 12 * m.index + 2 * m.index2 + counter, 64 * wire + strip);
+  ch.anode = static_cast<std::uint8_t>(32 * (c.cassette % 4) + 16 * c.counter + c.wire);
+  ch.cathode = static_cast<std::uint8_t>(64 * (c.cassette / 4) + c.strip);
+  ch.pixel = pixel_at(kMagicPaOffset, 256, 32 * m.index + 2 * c.cassette + c.counter,
+                      16 * c.strip + c.wire);
   return ch;
 }
 
@@ -231,24 +362,33 @@ class Channels {
 
   const std::vector<Placed>& modules() const noexcept { return modules_; }
 
-  Channel draw(gen::Random& rng, const Module& m) const {
+  /// The channel of a neutron in `m`: uniform over its channels, or the one under the shape's
+  /// point on its face.
+  Channel draw(gen::Random& rng, const Module& m, const Shape& shape) const {
+    const bool uniform = shape.uniform();
+    const FacePoint p = uniform ? FacePoint{0, 0} : shape.point(rng);
     switch (m.type) {
       case ModuleType::kFwEndCap:
-        return sumo_channel(rng, m.index, kDreamFwEndCapOffset, 5);
+        return sumo_channel(uniform ? sumo_uniform(rng) : sumo_at(p), m.index, kDreamFwEndCapOffset,
+                            5);
       case ModuleType::kBwEndCap:
-        return sumo_channel(rng, m.index, kDreamBwEndCapOffset, 11);
+        return sumo_channel(uniform ? sumo_uniform(rng) : sumo_at(p), m.index, kDreamBwEndCapOffset,
+                            11);
       case ModuleType::kDreamMantle:
-        return mantle_channel(rng, m, 256, kDreamMantleOffset);
+        return mantle_channel(uniform ? mantle_uniform(rng, 256) : mantle_at(p, 256), m, 256,
+                              kDreamMantleOffset);
       case ModuleType::kFrDetector:
-        return mantle_channel(rng, m, 128, 0);
+        return mantle_channel(uniform ? mantle_uniform(rng, 128) : mantle_at(p, 128), m, 128, 0);
       case ModuleType::kHr:
-        return cuboid_channel(rng, m, hr_, kDreamHrOffset);
+        return cuboid_channel(uniform ? cuboid_uniform(rng, m) : cuboid_at(rng, m, hr_, p), m, hr_,
+                              kDreamHrOffset);
       case ModuleType::kSans:
-        return cuboid_channel(rng, m, sans_, kDreamSansOffset);
+        return cuboid_channel(uniform ? cuboid_uniform(rng, m) : cuboid_at(rng, m, sans_, p), m,
+                              sans_, kDreamSansOffset);
       case ModuleType::kPaDetector:
-        return pa_channel(rng, m);
+        return pa_channel(uniform ? pa_uniform(rng) : pa_at(p), m);
       case ModuleType::kHeimdalMantle:
-        return heimdal_channel(rng, m);
+        return heimdal_channel(uniform ? mantle_uniform(rng, 64) : mantle_at(p, 64), m);
       case ModuleType::kCount:
         break;
     }
@@ -288,6 +428,7 @@ class Generator {
       : s_(s),
         config_(config),
         channels_(channels),
+        shape_(s),
         rng_(s.seed),
         stream_(s, kProgram, type_byte(config.instrument), kFaults, wrong_type(config.instrument)),
         packets_(stream_.packets()),
@@ -343,7 +484,7 @@ class Generator {
 
   /// A good readout of module `placed` at `time_ns`, and its pixel.
   CdtReadout readout_of(const Placed& placed, std::uint64_t time_ns, std::uint32_t& pixel) {
-    const Channel ch = channels_.draw(rng_, placed.module);
+    const Channel ch = channels_.draw(rng_, placed.module, shape_);
     CdtReadout r;
     r.fiber = static_cast<std::uint8_t>(placed.ring * 2 + rng_.below(2));  // either fibre
     r.fen = placed.fen;
@@ -460,6 +601,7 @@ class Generator {
   const Settings& s_;
   const CdtConfig& config_;
   const Channels& channels_;
+  Shape shape_;
   gen::Random rng_;
   gen::EssStream stream_;
   ess::PacketAssembler& packets_;  // stream_'s
@@ -492,6 +634,22 @@ int main(int argc, char** argv) {
                  "Neutrons of the previous pulse sent with each pulse's readouts (efu measures "
                  "their TOF against the previous pulse)")
       ->check(CLI::Range(0, 8000));
+  app.add_option("--shape", s.shape,
+                 "Neutron positions on every module's face: uniform (over its channels), spot or "
+                 "ring")
+      ->check(CLI::IsMember({"uniform", "spot", "ring"}))
+      ->capture_default_str();
+  app.add_option("--spot-x", s.spot_x, "Spot/ring centre, fraction of the face's width")
+      ->capture_default_str();
+  app.add_option("--spot-y", s.spot_y, "Spot/ring centre, fraction of the face's height")
+      ->capture_default_str();
+  app.add_option("--spot-radius", s.spot_radius,
+                 "Spot sigma or ring radius, fraction of the face's width and height")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--ring-width", s.ring_width, "Ring half width, fraction of the face")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   gen::add_stream_options(app, s, "ESS output queues (ring % queues)",
                           "Write one line per neutron here: pulse_ns tof_ns pixel",
                           efu::cdt::kFaults);

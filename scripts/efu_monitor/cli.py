@@ -5,6 +5,7 @@ import time
 
 from efu_monitor.consumer import TopicReader
 from efu_monitor.stats import EventStats, StatusView
+from efu_monitor import cdt
 from efu_monitor.image import PixelImage
 from efu_monitor.dump import JsonDump
 
@@ -38,12 +39,15 @@ def parse_args(argv):
     p.add_argument("--title", help="image title")
     p.add_argument("--row-groups", metavar="ROWS:NAME",
                    help="mark bands of ROWS rows on the image, named NAME 0, NAME 1, ...")
+    p.add_argument("--cdt", choices=sorted(cdt.INSTRUMENTS),
+                   help="draw the image as this CDT instrument's module-type panels "
+                        "(docs/cdt.md, Monitor); no --width/--height")
     p.add_argument("--quiet", action="store_true", help="no live view, only the summary")
     args = p.parse_args(argv)
     args.events_topic = args.events_topic or args.instrument + "_detector"
     args.status_topic = args.status_topic or args.instrument + "_status"
-    if args.image and (args.width <= 0 or args.height <= 0):
-        p.error("--image needs --width and --height (> 0)")
+    if args.image and not args.cdt and (args.width <= 0 or args.height <= 0):
+        p.error("--image needs --width and --height (> 0), or --cdt")
     if args.row_groups:
         rows, _, name = args.row_groups.partition(":")
         if not rows.isdigit() or int(rows) <= 0 or not name:
@@ -58,8 +62,11 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     events = EventStats()
     status = StatusView()
-    image = (PixelImage(args.width, args.height, args.image_seconds, args.first_pixel)
-             if args.image else None)
+    image = None
+    if args.image and args.cdt:  # every pixel id of the instrument, 1.., in one row
+        image = PixelImage(cdt.pixel_count(args.cdt), 1, args.image_seconds, 1)
+    elif args.image:
+        image = PixelImage(args.width, args.height, args.image_seconds, args.first_pixel)
     dump = JsonDump(args.dump_json) if args.dump_json else None
     reader = TopicReader(args.broker, [args.events_topic, args.status_topic],
                          args.from_beginning)
@@ -94,7 +101,10 @@ def main(argv=None):
         reader.close()
         if dump:
             dump.close()
-    if image:
+    if image and args.cdt:
+        counts = image.counts().ravel()
+        cdt.save(args.image, args.cdt, counts, image.subtitle(counts), args.title)
+    elif image:
         image.save(args.image, args.x_label, args.y_label, args.title, args.row_groups)
     print(events.summary() + " " + status.summary(), flush=True)
     return 0

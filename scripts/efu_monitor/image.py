@@ -15,6 +15,7 @@ class PixelImage:
         self._seconds = seconds
         self._first = first_pixel
         self._chunks = collections.deque()  # (arrival time, pixel ids)
+        self.off_grid = 0  # hits of the last counts() outside the grid
 
     def add(self, pixel_ids):
         now = time.monotonic()
@@ -25,11 +26,18 @@ class PixelImage:
     def counts(self):
         size = self._width * self._height
         hits = np.zeros(size, dtype=np.int64)
+        self.off_grid = 0
         for _, ids in self._chunks:
             index = ids - self._first
             inside = index[(index >= 0) & (index < size)]  # others are not on this grid
+            self.off_grid += len(index) - len(inside)
             hits += np.bincount(inside, minlength=size)
         return hits.reshape(self._height, self._width)
+
+    def subtitle(self, counts):
+        """The counts' total; call after counts(), which counts the hits off the grid."""
+        off = f", {self.off_grid} off the grid" if self.off_grid else ""
+        return f"{int(counts.sum())} events received in the last {self._seconds:g} s{off}"
 
     def save(self, path, x_label="x", y_label="y", title=None, row_groups=None):
         """Writes a PNG sized to the grid's shape, so the image fills the figure. `row_groups`
@@ -48,9 +56,7 @@ class PixelImage:
         fig.colorbar(im, ax=ax, label="hits", fraction=0.08, pad=0.02)
         ax.set_xlabel(x_label)
         ax.set_ylabel(y_label)
-        total = int(counts.sum())
-        subtitle = f"{total} events received in the last {self._seconds:g} s"
-        ax.set_title(f"{title or 'pixel hits'}\n{subtitle}", fontsize=10)
+        ax.set_title(f"{title or 'pixel hits'}\n{self.subtitle(counts)}", fontsize=10)
         if row_groups:
             rows, name = row_groups
             right = ax.secondary_yaxis("right")

@@ -9,6 +9,8 @@ Asserts, against the generator's ground truth and summary:
   previous pulse;
 - no other events arrive; ev44 message_ids are consecutive;
 - efu's final counters (--stats-json) equal what the generator sent, fault by fault.
+The clean variant draws neutrons uniformly over every module's channels, the faults variant a
+ring on every module's face (efu-cdt-gen --shape ring).
 
 Every wait is bounded; nothing asserts on elapsed time.
 """
@@ -40,6 +42,9 @@ def main():
            "--late-per-pulse", "40", "--queues", "3", "--rate-pps", "3000", "--seed", "42"]
     if args.variant == "faults":
         gen += ["--fault-fraction", "0.25", "--fault-kinds", "cookie,truncated,version,type,corrupt"]
+        # The faults variant also draws a ring on every module's face (the clean one stays
+        # uniform): each module type's shape path meets efu's geometry.
+        gen += ["--shape", "ring"]
     run = run_efu_and_generator(
         args.build_dir, args.broker, "cdt_%s_%s" % (args.instrument, args.variant),
         ["--module", "cdt", "--geometry", geometry]
