@@ -11,6 +11,7 @@
 
 #include "cdt_pipeline.h"
 #include "cdt_readout.h"
+#include "pixel_map.h"
 #include "efu/ess/header_writer.h"
 #include "efu/ess/readout_header.h"
 #include "ev44_bench_sink.h"
@@ -150,11 +151,13 @@ void BM_Pipeline(benchmark::State& state) {
 }
 
 // One module of each type alone (Index 0, the second cuboid too), readouts as above: what the
-// geometry costs per type, to name the most expensive one. Random counters, so a SUMO rejects
-// some (events_per_readout).
+// geometry costs per type on the hot path (the parser's PixelMap lookup), to name the most
+// expensive one. Random counters, so a SUMO rejects some (events_per_readout).
 void BM_ModuleType(benchmark::State& state) {
   const auto type = static_cast<ModuleType>(state.range(0));
-  const Module m{true, type, 0, 1};
+  ModuleTable table{};
+  table[0] = Module{true, type, 0, 1};  // ring 0, FEN 0
+  const PixelMap map(table);
   std::mt19937_64 rng(5);
   std::vector<CdtReadout> readouts(4096);
   for (CdtReadout& r : readouts) {
@@ -166,7 +169,7 @@ void BM_ModuleType(benchmark::State& state) {
   for (auto _ : state) {
     std::uint64_t sum = 0;
     for (const CdtReadout& r : readouts) {
-      const PixelResult p = module_pixel(m, r);
+      const PixelResult p = map.pixel(0, 0, r.unit, r.anode, r.cathode);
       sum += p.pixel;
       events += p.status == PixelStatus::kOk ? 1 : 0;
     }

@@ -9,7 +9,8 @@
 // Five functions cover the eight types: the two endcaps share the SUMO formula, the DREAM mantle
 // and MAGIC's FR detector the mantle formula, HR and SANS the cuboid formula; what differs is
 // data (the grid, the cuboid table), in the tables below. No virtual calls, no allocation, no
-// exceptions: pixel() is the hot path, and a rejected readout returns why, for its counter.
+// exceptions; a rejected readout returns why, for its counter. These formulas are the
+// definition: the hot path runs them through pixel_map.h, which tabulates them once.
 #pragma once
 
 #include <array>
@@ -54,6 +55,15 @@ inline constexpr PixelResult grid_pixel(const ess::LogicalGeometry& grid, std::i
   const std::uint32_t p = grid.pixel(static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(y));
   return p == 0 ? reject(PixelStatus::kPixel) : PixelResult{PixelStatus::kOk, p};
 }
+
+/// A module type's (x, y) on its grid before any check: what the formulas below compute. Every
+/// formula is a sum of an anode term, a cathode term and a constant of the module (and UnitId);
+/// pixel_map.h tabulates the two terms once so the hot path adds them instead of re-deriving them.
+struct Coords {
+  std::int32_t x;
+  std::int32_t y;
+  bool operator==(const Coords&) const = default;
+};
 
 /// Each module type's grid and its offset in the instrument's pixel space (the reference's
 /// getPixelOffset(), from the instruments' ICDs). Within an instrument the types tile the space
@@ -125,6 +135,13 @@ inline constexpr std::int32_t sumo_y(std::uint32_t wire, std::uint32_t strip) no
   return static_cast<std::int32_t>(16 * strip + wire);
 }
 
+/// (x, y) of SUMO `sumo` (3..6) in sector `sector`; the cassette unchecked.
+inline constexpr Coords sumo_coords(std::uint32_t sector, std::uint8_t sumo, std::uint8_t anode,
+                                    std::uint8_t cathode) noexcept {
+  return Coords{sumo_x(sector, sumo, sumo_cassette(sumo, anode, cathode), (anode / 16U) % 2U),
+                sumo_y(anode % 16U, cathode % 16U)};
+}
+
 inline constexpr PixelResult sumo_pixel(const ess::LogicalGeometry& grid, const Module& m,
                                         const CdtReadout& r) noexcept {
   if (r.unit < kMinSumo || r.unit > kMaxSumo) return reject(PixelStatus::kUnit);
@@ -132,9 +149,8 @@ inline constexpr PixelResult sumo_pixel(const ess::LogicalGeometry& grid, const 
   if (cassette < 0 || cassette >= kSumoShapes[r.unit - kMinSumo].cassettes) {
     return reject(PixelStatus::kCassette);
   }
-  const std::uint32_t counter = (r.anode / 16U) % 2U;
-  return grid_pixel(grid, sumo_x(m.index, r.unit, cassette, counter),
-                    sumo_y(r.anode % 16U, r.cathode % 16U));
+  const Coords c = sumo_coords(m.index, r.unit, r.anode, r.cathode);
+  return grid_pixel(grid, c.x, c.y);
 }
 
 // --- Mantles: DreamMantle (256 strips) and MAGIC's FRDetector (128 strips) ----------------
@@ -146,14 +162,21 @@ inline constexpr PixelResult sumo_pixel(const ess::LogicalGeometry& grid, const 
 inline constexpr std::uint32_t kMantleRowsPerWire = 60;
 inline constexpr std::uint32_t kMantleUnitRows = 12;
 
-inline constexpr PixelResult mantle_pixel(const ess::LogicalGeometry& grid, const Module& m,
-                                          const CdtReadout& r) noexcept {
-  const std::uint32_t counter = (r.anode / 32U) % 2U;
-  const std::uint32_t wire = r.anode % 32U;
-  const std::uint32_t strip = r.cathode % grid.nx;
+/// `strips` is the grid's nx.
+inline constexpr Coords mantle_coords(std::uint32_t strips, const Module& m, std::uint8_t anode,
+                                      std::uint8_t cathode) noexcept {
+  const std::uint32_t counter = (anode / 32U) % 2U;
+  const std::uint32_t wire = anode % 32U;
+  const std::uint32_t strip = cathode % strips;
   const std::uint32_t y =
       kMantleRowsPerWire * wire + kMantleUnitRows * m.index + 2U * m.index2 + counter;
-  return grid_pixel(grid, static_cast<std::int32_t>(strip), static_cast<std::int32_t>(y));
+  return Coords{static_cast<std::int32_t>(strip), static_cast<std::int32_t>(y)};
+}
+
+inline constexpr PixelResult mantle_pixel(const ess::LogicalGeometry& grid, const Module& m,
+                                          const CdtReadout& r) noexcept {
+  const Coords c = mantle_coords(grid.nx, m, r.anode, r.cathode);
+  return grid_pixel(grid, c.x, c.y);
 }
 
 // --- Cuboids: HR and SANS -----------------------------------------------------------------
@@ -218,21 +241,27 @@ inline constexpr void rotate(std::uint8_t rotation, std::int32_t& u, std::int32_
   u = ru;
 }
 
+/// (x, y) of a readout on the cuboid at `place` (may fall outside the grid).
+inline constexpr Coords cuboid_coords(const CuboidPlace& place, std::uint8_t anode,
+                                      std::uint8_t cathode) noexcept {
+  const std::int32_t cassette = anode / 32 + 2 * (cathode / 32);
+  std::int32_t u = 2 * cassette + (anode / 16) % 2;
+  std::int32_t v = 15 - anode % 16;
+  rotate(place.rotation, u, v);
+  const auto strip = static_cast<std::int32_t>(cathode % 32U);
+  return Coords{static_cast<std::int32_t>(kCuboidSide * place.col) + u,
+                static_cast<std::int32_t>(kCuboidStripRows) * strip +
+                    static_cast<std::int32_t>(kCuboidSide * place.row) + v};
+}
+
 inline constexpr PixelResult cuboid_pixel(const ess::LogicalGeometry& grid,
                                           std::span<const CuboidPlace> cuboids, const Module& m,
                                           const CdtReadout& r) noexcept {
   if (r.unit > 1) return reject(PixelStatus::kUnit);
   const std::uint8_t index = r.unit == 0 ? m.index : m.index2;
   if (index >= cuboids.size()) return reject(PixelStatus::kIndex);
-  const CuboidPlace& place = cuboids[index];
-  const std::int32_t cassette = r.anode / 32 + 2 * (r.cathode / 32);
-  std::int32_t u = 2 * cassette + (r.anode / 16) % 2;
-  std::int32_t v = 15 - r.anode % 16;
-  rotate(place.rotation, u, v);
-  const auto strip = static_cast<std::int32_t>(r.cathode % 32U);
-  return grid_pixel(grid, static_cast<std::int32_t>(kCuboidSide * place.col) + u,
-                    static_cast<std::int32_t>(kCuboidStripRows) * strip +
-                        static_cast<std::int32_t>(kCuboidSide * place.row) + v);
+  const Coords c = cuboid_coords(cuboids[index], r.anode, r.cathode);
+  return grid_pixel(grid, c.x, c.y);
 }
 
 // --- MAGIC PADetector ---------------------------------------------------------------------
@@ -251,12 +280,21 @@ inline constexpr std::int32_t pa_y(std::uint32_t wire, std::uint32_t strip) noex
   return static_cast<std::int32_t>(16 * strip + wire);
 }
 
+inline constexpr std::int32_t pa_cassette(std::uint8_t anode, std::uint8_t cathode) noexcept {
+  return anode / 32 + 4 * (cathode / 64);
+}
+/// (x, y) in sector `sector`; the cassette unchecked.
+inline constexpr Coords pa_coords(std::uint32_t sector, std::uint8_t anode,
+                                  std::uint8_t cathode) noexcept {
+  return Coords{pa_x(sector, pa_cassette(anode, cathode), (anode / 16U) % 2U),
+                pa_y(anode % 16U, cathode % 32U)};
+}
+
 inline constexpr PixelResult pa_pixel(const ess::LogicalGeometry& grid, const Module& m,
                                       const CdtReadout& r) noexcept {
-  const std::int32_t cassette = r.anode / 32 + 4 * (r.cathode / 64);
-  if (cassette >= kPaCassettes) return reject(PixelStatus::kCassette);
-  return grid_pixel(grid, pa_x(m.index, cassette, (r.anode / 16U) % 2U),
-                    pa_y(r.anode % 16U, r.cathode % 32U));
+  if (pa_cassette(r.anode, r.cathode) >= kPaCassettes) return reject(PixelStatus::kCassette);
+  const Coords c = pa_coords(m.index, r.anode, r.cathode);
+  return grid_pixel(grid, c.x, c.y);
 }
 
 // --- HEIMDAL mantle -----------------------------------------------------------------------
@@ -265,22 +303,32 @@ inline constexpr PixelResult pa_pixel(const ess::LogicalGeometry& grid, const Mo
 //   x = 12·mu + 2·cassette + counter
 //   y = strip + 64·wire
 //   local pixel = 1 + x + 144·y, grid 144 × 2048
+inline constexpr Coords heimdal_coords(const Module& m, std::uint8_t anode,
+                                       std::uint8_t cathode) noexcept {
+  const std::uint32_t x = 12U * m.index + 2U * m.index2 + (anode / 32U) % 2U;
+  const std::uint32_t y = cathode % 64U + 64U * (anode % 32U);
+  return Coords{static_cast<std::int32_t>(x), static_cast<std::int32_t>(y)};
+}
+
 inline constexpr PixelResult heimdal_pixel(const ess::LogicalGeometry& grid, const Module& m,
                                            const CdtReadout& r) noexcept {
-  const std::uint32_t x = 12U * m.index + 2U * m.index2 + (r.anode / 32U) % 2U;
-  const std::uint32_t y = r.cathode % 64U + 64U * (r.anode % 32U);
-  return grid_pixel(grid, static_cast<std::int32_t>(x), static_cast<std::int32_t>(y));
+  const Coords c = heimdal_coords(m, r.anode, r.cathode);
+  return grid_pixel(grid, c.x, c.y);
 }
 
 // --- Dispatch ---------------------------------------------------------------------------
 /// The module type's local pixel (on its own grid). An Index/Index2 outside the type's range
 /// (only possible in a table not read by CdtConfig) is kIndex, never a neighbour's pixel.
-inline constexpr PixelResult local_pixel(const Module& m, const CdtReadout& r) noexcept {
-  if (m.type >= ModuleType::kCount) return reject(PixelStatus::kIndex);
+inline constexpr bool indices_in_range(const Module& m) noexcept {
+  if (m.type >= ModuleType::kCount) return false;
   const ModuleTypeInfo& t = info(m.type);
   const bool index2_ok =
       m.index2 <= t.index2_max || (t.index2_may_be_absent && m.index2 == kNoCuboid);
-  if (m.index > t.index_max || !index2_ok) return reject(PixelStatus::kIndex);
+  return m.index <= t.index_max && index2_ok;
+}
+
+inline constexpr PixelResult local_pixel(const Module& m, const CdtReadout& r) noexcept {
+  if (!indices_in_range(m)) return reject(PixelStatus::kIndex);
   const ess::LogicalGeometry& grid = geometry(m.type).grid;
   switch (m.type) {
     case ModuleType::kBwEndCap:
