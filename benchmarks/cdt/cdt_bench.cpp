@@ -15,7 +15,7 @@
 #include "efu/ess/header_writer.h"
 #include "efu/ess/readout_header.h"
 #include "ev44_bench_sink.h"
-#include "touch_bytes_baseline.h"
+#include "detector_bench.h"
 
 namespace efu::cdt {
 namespace {
@@ -111,23 +111,7 @@ void BM_ReadoutParse(benchmark::State& state) {
   ess::HeaderParser header_parser(counters, type_byte(c.instrument));
   ReadoutParser parser(counters, c.modules, kDefaultMaxTofNs);
   const Stream& s = stream(index);
-  std::uint64_t events = 0;
-  for (auto _ : state) {
-    for (const auto& p : s.packets) {
-      ess::PacketHeader h;
-      header_parser.parse(p.data(), static_cast<std::uint32_t>(p.size()), h);
-      std::uint64_t sum = 0;
-      parser.parse(p.data() + h.header_size, static_cast<std::uint32_t>(p.size() - h.header_size),
-                   h, [&](std::uint64_t, std::uint32_t tof, std::uint32_t pixel) {
-                     sum += tof + pixel;
-                     ++events;
-                   });
-      benchmark::DoNotOptimize(sum);
-    }
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
-  state.counters["events_per_readout"] =
-      static_cast<double>(events) / static_cast<double>(state.iterations() * s.readouts);
+  bench::parse_readouts(state, s.packets, s.readouts, header_parser, parser);
 }
 
 void BM_Pipeline(benchmark::State& state) {
@@ -138,16 +122,7 @@ void BM_Pipeline(benchmark::State& state) {
   CdtPipeline pipeline(
       std::make_unique<const CdtShared>(CdtShared{instrument(index), kDefaultMaxTofNs}), counters,
       sink);
-  std::vector<PacketView> views;
-  for (const auto& p : s.packets) views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});
-  for (auto _ : state) {
-    for (std::size_t i = 0; i < views.size(); i += 64) {
-      pipeline.process(PacketBatch(views.data() + i, std::min<std::size_t>(64, views.size() - i)));
-    }
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
-  state.counters["events_per_s"] =
-      benchmark::Counter(static_cast<double>(sink.events), benchmark::Counter::kIsRate);
+  bench::run_pipeline(state, s.packets, s.readouts, pipeline, sink.events);
 }
 
 // One module of each type alone (Index 0, the second cuboid too), readouts as above: what the

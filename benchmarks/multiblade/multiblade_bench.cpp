@@ -18,7 +18,7 @@
 #include "efu/ess/header_writer.h"
 #include "efu/ess/readout_header.h"
 #include "ev44_bench_sink.h"
-#include "touch_bytes_baseline.h"
+#include "detector_bench.h"
 #include "multiblade_pipeline.h"
 #include "readout_parser.h"
 #include "vmm3_readout.h"
