@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "reference_snapshot.h"
+
 #include "cdt_test_support.h"
 #include "geometry.h"
 
@@ -27,25 +29,7 @@ std::string shipped(const std::string& name) {
   return std::string(EFU_CDT_CONFIGS_DIR) + "/" + name;
 }
 
-std::string git_dir() {
-  const char* env = std::getenv("EFU_REFERENCE_GIT_DIR");
-  return env != nullptr ? env : "/work/.mirror/ess-dmsc+event-formation-unit/repo";
-}
-
-/// The file's text at the reference's HEAD, or "" when the mirror is absent.
-std::string reference_file(const std::string& path) {
-  struct stat st {};
-  if (stat(git_dir().c_str(), &st) != 0) return "";
-  const std::string command =
-      "git --git-dir='" + git_dir() + "' show HEAD:" + path + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "";
-  std::string text;
-  char buffer[4096];
-  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
-  pclose(pipe);
-  return text;
-}
+using efu::test::reference_file;
 
 #define REFERENCE_OR_SKIP(config, name)                                                \
   const std::string text_##config = reference_file("src/modules/dream/configs/" name); \

@@ -5,6 +5,8 @@
 // matching bug here.
 #pragma once
 
+#include "reference_snapshot.h"
+
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -166,22 +168,9 @@ inline std::string entry(unsigned cassette, unsigned ring, unsigned fen, unsigne
 }
 
 /// A file of the reference system's src/modules/freia/configs/ (the facility's own instrument
-/// and calibration files) at its HEAD, read from its bare git directory (EFU_REFERENCE_GIT_DIR,
-/// default the project's mirror); "" when there is none on this machine, and the test skips.
+/// and calibration files) at its HEAD; "" when there is none on this machine, and the test skips.
 inline std::string reference_file(const std::string& name) {
-  const char* env = std::getenv("EFU_REFERENCE_GIT_DIR");
-  const std::string git = env != nullptr ? env : "/work/.mirror/ess-dmsc+event-formation-unit/repo";
-  struct stat st {};
-  if (stat(git.c_str(), &st) != 0) return "";
-  const std::string command =
-      "git --git-dir='" + git + "' show HEAD:src/modules/freia/configs/" + name + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "";
-  std::string text;
-  char buffer[4096];
-  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
-  pclose(pipe);
-  return text;
+  return efu::test::reference_file("src/modules/freia/configs/" + name);
 }
 
 }  // namespace efu::multiblade::test
