@@ -23,6 +23,20 @@ class Ev44BenchSink : public EventSink {
     builder_.add(pulse_ns, tof_ns, pixel);
     ++events;
   }
+  void add_pulse(std::uint64_t pulse_ns, const std::uint32_t* tof_ns, const std::uint32_t* pixel,
+                 std::size_t n) override {
+    events += n;
+    while (n != 0) {
+      if (builder_.full()) {
+        benchmark::DoNotOptimize(builder_.finish(message_id_++).data());
+        builder_.reset();
+      }
+      const std::size_t k = builder_.add_pulse(pulse_ns, tof_ns, pixel, n);
+      tof_ns += k;
+      pixel += k;
+      n -= k;
+    }
+  }
   std::uint64_t events = 0;
 
  private:

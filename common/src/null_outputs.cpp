@@ -12,6 +12,10 @@ class CountingEventOutput final : public EventOutput {
   explicit CountingEventOutput(CounterRegistry& counters)
       : discarded_(counters.counter("events.discarded")) {}
   void add(std::uint64_t, std::uint32_t, std::uint32_t) override { discarded_.add(); }
+  void add_pulse(std::uint64_t, const std::uint32_t*, const std::uint32_t*,
+                 std::size_t n) override {
+    discarded_.add(n);
+  }
   void tick(std::uint64_t) override {}
   void flush() override {}
 

@@ -94,6 +94,7 @@ void CaenPipeline::process(PacketBatch batch) {
                             events_.add(pulse_ns, tof, pixel);
                           });
   }
+  events_.flush();
 }
 
 }  // namespace efu::caen

@@ -9,6 +9,7 @@
 #include "calibration.h"
 #include "config.h"
 #include "efu/ess/readout_header.h"
+#include "efu/event_buffer.h"
 #include "efu/options.h"
 #include "efu/plugin.h"
 #include "pixel_map.h"
@@ -75,7 +76,7 @@ class CaenPipeline final : public Pipeline {
   const CaenShared& shared_;
   ess::HeaderParser header_parser_;
   ReadoutParser readout_parser_;
-  EventSink& events_;
+  EventBuffer events_;  // a packet batch's events, handed to the sink per pulse run
 };
 
 }  // namespace efu::caen

@@ -64,6 +64,7 @@ void CdtPipeline::process(PacketBatch batch) {
                             events_.add(pulse_ns, tof, pixel);
                           });
   }
+  events_.flush();
 }
 
 }  // namespace efu::cdt

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "efu/ess/readout_header.h"
+#include "efu/event_buffer.h"
 #include "efu/options.h"
 #include "efu/plugin.h"
 #include "readout_parser.h"
@@ -63,7 +64,7 @@ class CdtPipeline final : public Pipeline {
   const CdtShared& shared_;
   ess::HeaderParser header_parser_;
   ReadoutParser readout_parser_;
-  EventSink& events_;
+  EventBuffer events_;  // a packet batch's events, handed to the sink per pulse run
 };
 
 }  // namespace efu::cdt

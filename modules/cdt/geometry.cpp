@@ -55,10 +55,18 @@ std::uint32_t pixel_count(Instrument instrument) noexcept {
 // Kept here, beside the formulas it tabulates, so the plugin's core library needs no new file.
 namespace {
 
-using Term = PixelMap::Term;
+// The packed sums are exact while every coordinate sum stays within ±32767 (pixel_map.h); the
+// largest grids are 616 columns wide and 3584 rows high (geometry.h), so every term and corner
+// is far below 32767 / 3, which keeps a sum of three within ±32767. Checked per term.
+constexpr std::int32_t kLaneLimit = 0x7FFF / 3;
 
-Term difference(Coords a, Coords origin) {
-  return Term{static_cast<std::int16_t>(a.x - origin.x), static_cast<std::int16_t>(a.y - origin.y)};
+std::int32_t checked_lane(std::int32_t v) {
+  if (v > kLaneLimit || v < -kLaneLimit) throw std::logic_error("PixelMap: term out of range");
+  return v;
+}
+
+PixelMap::Term difference(Coords a, Coords origin) {
+  return PixelMap::pack(checked_lane(a.x - origin.x), checked_lane(a.y - origin.y));
 }
 
 }  // namespace
@@ -95,8 +103,7 @@ PixelMap::Plan PixelMap::plan(ModuleType type, Window w, Coordinates coords) {
     t[v] = difference(coords(b, 0), origin);
     t[kTermsPerSide + v] = difference(coords(0, b), origin);
   }
-  return Plan{static_cast<std::int16_t>(origin.x - w.xlo),
-              static_cast<std::int16_t>(origin.y),
+  return Plan{pack(checked_lane(origin.x - w.xlo), checked_lane(origin.y)),
               1U + g.offset + static_cast<std::uint32_t>(w.xlo),
               add_terms(t),
               static_cast<std::uint16_t>(w.xspan),

@@ -36,5 +36,26 @@ TEST(Ev44BuilderAllocation, FillFinishResetDoNotAllocate) {
   EXPECT_EQ(g_allocations.load(), before);
 }
 
+TEST(Ev44BuilderAllocation, AddPulseDoesNotAllocate) {
+  Ev44Builder b("loki", 100'000);
+  std::uint32_t tof[300];
+  std::uint32_t pixel[300];
+  for (std::uint32_t i = 0; i < 300; ++i) {
+    tof[i] = i;
+    pixel[i] = 7;
+  }
+  const std::size_t before = g_allocations.load();
+  std::size_t events = 0;
+  for (int message = 0; message < 3; ++message) {
+    for (std::uint64_t pulse = 1000; !b.full(); ++pulse)
+      events += b.add_pulse(pulse, tof, pixel, 300);
+    const auto bytes = b.finish(message);
+    ASSERT_GT(bytes.size(), 90'000U);
+    b.reset();
+  }
+  EXPECT_EQ(g_allocations.load(), before);
+  EXPECT_GT(events, 3U * 11'000U);  // ~12 k events of 8 bytes fill each 100 kB message
+}
+
 }  // namespace
 }  // namespace efu::kafka

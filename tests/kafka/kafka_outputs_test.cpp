@@ -83,6 +83,8 @@ TEST_F(KafkaOutputsTest, EverythingProducedIsConsumedAndDecodes) {
   counters_.freeze();
 
   // Two processing threads share one source: their message_ids interleave but stay consecutive.
+  // Thread 0 gives its events one by one (add), thread 1 a pulse's run at a time (add_pulse, as
+  // a pipeline's EventBuffer does), so both paths reach the broker.
   constexpr int kEventsPerThread[2] = {3000, 2500};
   std::vector<Event> sent[2];
   std::vector<std::uint8_t> raw_payload(1000);
@@ -92,12 +94,24 @@ TEST_F(KafkaOutputsTest, EverythingProducedIsConsumedAndDecodes) {
   for (unsigned t = 0; t < 2; ++t) {
     threads.emplace_back([&, t] {
       EventOutput& out = outputs->events(t);
+      std::vector<std::uint32_t> run_tof;
+      std::vector<std::uint32_t> run_pixel;
       for (int i = 0; i < kEventsPerThread[t]; ++i) {
         const std::uint64_t pulse = 1'700'000'000'000'000'000ULL + (i / 100) * 71'428'571ULL;
         const auto tof = static_cast<std::uint32_t>(i * 13 + t);
         const auto pixel = static_cast<std::uint32_t>((i * 7 + t * 1000) % 4096);
-        out.add(pulse, tof, pixel);
         sent[t].emplace_back(pulse, tof, pixel);
+        if (t == 0) {
+          out.add(pulse, tof, pixel);
+          continue;
+        }
+        run_tof.push_back(tof);
+        run_pixel.push_back(pixel);
+        if (i % 100 == 99 || i + 1 == kEventsPerThread[t]) {
+          out.add_pulse(pulse, run_tof.data(), run_pixel.data(), run_tof.size());
+          run_tof.clear();
+          run_pixel.clear();
+        }
       }
       out.flush();
       for (int i = 0; i < 5; ++i) {

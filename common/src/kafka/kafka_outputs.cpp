@@ -95,6 +95,19 @@ class Ev44Output final : public EventOutput {
     if (builder_.full()) send();
   }
 
+  void add_pulse(std::uint64_t pulse_time_ns, const std::uint32_t* time_of_flight_ns,
+                 const std::uint32_t* pixel_id, std::size_t n) override {
+    events_.add(n);
+    while (n != 0) {
+      if (builder_.empty()) oldest_ns_ = last_tick_ns_;
+      const std::size_t k = builder_.add_pulse(pulse_time_ns, time_of_flight_ns, pixel_id, n);
+      time_of_flight_ns += k;
+      pixel_id += k;
+      n -= k;
+      if (builder_.full()) send();
+    }
+  }
+
   void tick(std::uint64_t now_ns) override {
     last_tick_ns_ = now_ns;
     if (!builder_.empty() && now_ns - oldest_ns_ >= max_latency_ns_) send();

@@ -18,9 +18,13 @@ inline constexpr double kTickNs = static_cast<double>(kNsPerSecond) / kTicksPerS
 /// computes it (ESSTime::toNS): high s in ns plus low ticks times the double tick length,
 /// truncated. Every efu plugin uses this, so efu and the reference give identical pulse times
 /// and TOFs for the same readouts (the truncation is at most one ns lower than exact rounding).
+///
+/// The product is below 2^36 for any 32-bit `low`, so truncating it through int64 gives the
+/// same value as through uint64; x86-64 has a one-instruction double → int64 conversion, while
+/// double → uint64 needs a compare and a branch around it (measurable at 100 M readouts/s).
 constexpr std::uint64_t to_ns(std::uint32_t high, std::uint32_t low) noexcept {
   return std::uint64_t{high} * kNsPerSecond +
-         static_cast<std::uint64_t>(static_cast<double>(low) * kTickNs);
+         static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<double>(low) * kTickNs));
 }
 
 struct EssTime {

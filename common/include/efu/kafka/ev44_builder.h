@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -45,6 +46,29 @@ class Ev44Builder {
     time_of_flight_[events_] = static_cast<std::int32_t>(time_of_flight_ns);
     pixel_id_[events_] = static_cast<std::int32_t>(pixel_id);
     ++events_;
+  }
+
+  /// Appends up to `n` events of one pulse, as many as the message has room for, and returns
+  /// how many (at least 1 when n >= 1). Precondition: !full(). The arrays are copied as blocks.
+  std::size_t add_pulse(std::uint64_t pulse_time_ns, const std::uint32_t* time_of_flight_ns,
+                        const std::uint32_t* pixel_id, std::size_t n) noexcept {
+    const bool new_reference = events_ == 0 || pulse_time_ns != last_pulse_ns_;
+    // !full() leaves room for at least one event with a new reference time.
+    const std::size_t room =
+        (max_bytes_ - size() - (new_reference ? kBytesPerReferenceTime : 0)) / kBytesPerEvent;
+    const std::size_t k = n < room ? n : room;
+    if (k == 0) return 0;
+    if (new_reference) {
+      reference_time_[references_] = static_cast<std::int64_t>(pulse_time_ns);
+      reference_index_[references_] = static_cast<std::int32_t>(events_);
+      ++references_;
+      last_pulse_ns_ = pulse_time_ns;
+    }
+    // uint32 → int32 is the same bits: the message's fields are signed, the values are not.
+    std::memcpy(time_of_flight_.get() + events_, time_of_flight_ns, k * sizeof(std::int32_t));
+    std::memcpy(pixel_id_.get() + events_, pixel_id, k * sizeof(std::int32_t));
+    events_ += k;
+    return k;
   }
 
   /// True when one more event (possibly with a new reference time) might not fit.
