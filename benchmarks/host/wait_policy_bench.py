@@ -28,15 +28,11 @@ a benchmark reports, it does not assert).
 
 import argparse
 import json
-import os
 import pathlib
-import signal
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
+
+import efu_bench_run
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -63,118 +59,20 @@ DETECTORS = {
 }
 
 
-def free_udp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def threads(pid):
-    """{tid: name} of a process."""
-    out = {}
-    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
-        try:
-            out[int(task.name)] = (task / "comm").read_text().strip()
-        except OSError:
-            pass  # the thread ended meanwhile
-    return out
-
-
-def cpu_ns(pid, tid):
-    """Run time of one thread in ns (schedstat), or 0 if it is gone."""
-    try:
-        return int(pathlib.Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
-    except OSError:
-        return 0
-
-
-def snapshot(pid):
-    names = threads(pid)
-    return {tid: (name, cpu_ns(pid, tid)) for tid, name in names.items()}
-
-
-def wait_for_thread(pid, name, timeout_s=20):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if name in threads(pid).values():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def policy_args(policy):
     """'adaptive' or 'spin', optionally '/US': that --receive-coalesce-us (efu's default else)."""
     name, _, coalesce = policy.partition("/")
     return ["--wait-policy", name] + (["--receive-coalesce-us", coalesce] if coalesce else [])
 
 
-def run_one(args, det, rate, policy, port):
-    d = DETECTORS[det]
-    bindir = pathlib.Path(args.build) / "bin"
-    stats = tempfile.NamedTemporaryFile(prefix="wait_policy_", suffix=".json", delete=False).name
-    cpu = str(args.efu_cpu)
-    efu_cmd = ["taskset", "-c", cpu, str(bindir / "efu"), "--module", d["module"], *d["efu_args"],
-               "--broker", "none", "--bind", "127.0.0.1", "--port", str(port),
-               "--cpu", f"rx={cpu},proc={cpu}", *policy_args(policy),
-               "--stats-json", stats, "--log-level", "warn"]
-    efu = subprocess.Popen(efu_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        if not wait_for_thread(efu.pid, "efu-proc0"):
-            raise RuntimeError(f"efu did not start: {efu_cmd}")
-        time.sleep(0.5)  # past the start-up: the receive thread is in recvmmsg
-        before = snapshot(efu.pid)
-        t0 = time.monotonic()
-        gen_cmd = ["taskset", "-c", str(args.gen_cpu), str(bindir / d["gen"]), *d["gen_args"],
-                   "--port", str(port), "--batch", "1", "--duration", str(args.duration)]
-        if rate > 0:
-            gen_cmd += ["--rate-pps", str(rate)]
-        gen = subprocess.run(gen_cmd, capture_output=True, text=True,
-                             timeout=args.duration + 60)
-        if gen.returncode != 0:
-            raise RuntimeError(f"generator failed: {gen.stderr.strip()}")
-        gen_s = time.monotonic() - t0
-        time.sleep(0.3)
-        after = snapshot(efu.pid)
-        window_s = time.monotonic() - t0
-    finally:
-        efu.send_signal(signal.SIGINT)
-        try:
-            efu.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            efu.kill()
-            efu.wait()
-    with open(stats) as f:
-        c = json.load(f)
-    os.unlink(stats)
-    sent = int(gen.stdout.split("sent ")[1].split(" ")[0])
-
-    def delta(name):
-        return sum(cpu - before.get(tid, (name, 0))[1]
-                   for tid, (n, cpu) in after.items() if n == name)
-
-    all_cpu = sum(cpu - before.get(tid, ("", 0))[1] for tid, (_, cpu) in after.items())
-    readouts = c[d["readouts"]]
-    busy = c["process.busy_ns"]
-    proc = delta("efu-proc0")
-    # efu's own loss totals (efu/loss.h; tests/support/loss.py reads the same gauges): this
-    # script imports nothing of the tests', so that it runs as documented.
-    lost = c["lost.datagrams"] + c["rejected.datagrams"]
-    return {
-        "detector": det, "rate_pps": rate, "policy": policy, "sent": sent,
-        "processed": c["process.packets"], "lost": lost,
-        "lost_kernel": c["receive.dropped.kernel"], "lost_ring_full": c["receive.dropped.ring_full"],
-        "accounted": c["process.packets"] + lost == sent,
-        "pps": c["process.packets"] / gen_s, "window_s": window_s,
-        "readouts": readouts, "busy_ns": busy, "proc_cpu_ns": proc,
-        "rx_cpu_ns": delta("efu-rx"), "all_cpu_ns": all_cpu,
-        "sleeps": c["process.sleeps"],
-        "proc_over_busy": proc / busy if busy else float("nan"),
-        "target_ok": proc <= 1.3 * busy + 0.01 * window_s * 1e9,
-        "all_ns_per_readout": all_cpu / readouts if readouts else float("nan"),
-        "busy_ns_per_readout": busy / readouts if readouts else float("nan"),
-        "proc_ns_per_readout": proc / readouts if readouts else float("nan"),
-        "rx_ns_per_readout": delta("efu-rx") / readouts if readouts else float("nan"),
-    }
+def run_one(args, det, rate, policy):
+    r = efu_bench_run.run(args.build, DETECTORS[det], rate, args.duration, args.efu_cpu,
+                          args.gen_cpu, efu_extra=policy_args(policy))
+    r.update({
+        "detector": det, "policy": policy,
+        "target_ok": r["proc_cpu_ns"] <= 1.3 * r["busy_ns"] + 0.01 * r["window_s"] * 1e9,
+    })
+    return r
 
 
 def median_run(runs):
@@ -230,8 +128,7 @@ def main():
             sys.exit(f"wait_policy_bench: --detectors: '{det}' is not known; expected "
                      f"{', '.join(DETECTORS)}")
     results = []
-    with open("/proc/loadavg") as f:
-        load_before = f.read().split()[:3]
+    load_before = efu_bench_run.load_average()
     runs = []
     for det in args.detectors.split(","):
         for rate in (int(r) for r in args.rates.split(",")):
@@ -239,7 +136,7 @@ def main():
             # touches both alike.
             for _ in range(args.repeat):
                 for policy in args.policies.split(","):
-                    r = run_one(args, det, rate, policy, free_udp_port())
+                    r = run_one(args, det, rate, policy)
                     runs.append(r)
                     print(f"{det} {rate} {policy}: proc/busy {r['proc_over_busy']:.2f} "
                           f"all {r['all_ns_per_readout']:.1f} ns/readout "
@@ -248,8 +145,7 @@ def main():
             for policy in args.policies.split(","):
                 results.append(median_run([r for r in runs if r["detector"] == det and
                                            r["rate_pps"] == rate and r["policy"] == policy]))
-    with open("/proc/loadavg") as f:
-        load_after = f.read().split()[:3]
+    load_after = efu_bench_run.load_average()
     print(table(results))
     if args.repeat > 1:
         print(f"\n(median of {args.repeat} runs each, figure by figure; 'target' and 'lost' "
