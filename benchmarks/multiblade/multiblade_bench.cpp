@@ -15,13 +15,13 @@
 #include <benchmark/benchmark.h>
 
 #include "clusterer.h"
+#include "detector_bench.h"
 #include "efu/ess/header_writer.h"
 #include "efu/ess/readout_header.h"
+#include "efu/vmm3a/readout.h"
 #include "ev44_bench_sink.h"
-#include "detector_bench.h"
 #include "multiblade_pipeline.h"
 #include "readout_parser.h"
-#include "vmm3_readout.h"
 
 namespace efu::multiblade {
 namespace {
@@ -63,16 +63,17 @@ struct Stream {
   std::uint64_t neutrons = 0;
 };
 
-using Readout = std::array<std::uint8_t, kReadoutSize>;
+using Readout = std::array<std::uint8_t, vmm3a::kReadoutSize>;
 
 Readout make_readout(std::uint32_t cassette, Plane plane, std::uint32_t local, std::uint16_t adc,
                      std::uint64_t time) {
   const Geometry& g = geometry();
   const ess::EssTime t = ess::to_ess(time);
   Readout r{};
-  write_readout(r.data(), Vmm3Readout{static_cast<std::uint8_t>(g.cassette(cassette).ring * 2),
-                                      g.cassette(cassette).fen, kReadoutSize, t.high, t.low, 0, adc,
-                                      0, 0, g.vmm_of(cassette, plane), g.channel_of(plane, local)});
+  vmm3a::write_readout(
+      r.data(), vmm3a::Readout{static_cast<std::uint8_t>(g.cassette(cassette).ring * 2),
+                               g.cassette(cassette).fen, vmm3a::kReadoutSize, t.high, t.low, 0, adc,
+                               0, 0, g.vmm_of(cassette, plane), g.channel_of(plane, local)});
   return r;
 }
 
@@ -124,7 +125,7 @@ Stream make_stream(Order order) {
     }
   }
   out.readouts = readouts.size();
-  const std::size_t per_packet = (kPacketSize - ess::kHeaderSizeV1) / kReadoutSize;
+  const std::size_t per_packet = (kPacketSize - ess::kHeaderSizeV1) / vmm3a::kReadoutSize;
   std::vector<std::vector<Readout>> packets;
   for (std::size_t i = 0; i < readouts.size(); i += per_packet) {
     packets.emplace_back(

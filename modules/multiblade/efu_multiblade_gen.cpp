@@ -23,9 +23,9 @@
 #include "efu/gen/generator_options.h"
 #include "efu/gen/random.h"
 #include "efu/gen/result_files.h"
+#include "efu/vmm3a/readout.h"
 #include "geometry.h"
 #include "multiblade_pipeline.h"
-#include "vmm3_readout.h"
 
 namespace efu::multiblade {
 namespace {
@@ -137,14 +137,15 @@ class Generator {
   struct Held {
     unsigned queue;
     std::uint64_t release_ns;
-    Vmm3Readout readout;
+    vmm3a::Readout readout;
   };
 
-  void append(unsigned queue, const Vmm3Readout& r, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
-    if (!packets_.empty(queue) && !packets_.fits(queue, kReadoutSize)) {
+  void append(unsigned queue, const vmm3a::Readout& r, std::uint64_t pulse_ns,
+              std::uint64_t prev_ns) {
+    if (!packets_.empty(queue) && !packets_.fits(queue, vmm3a::kReadoutSize)) {
       send_queue(queue, pulse_ns, prev_ns);
     }
-    write_readout(packets_.append(queue, kReadoutSize), r);
+    vmm3a::write_readout(packets_.append(queue, vmm3a::kReadoutSize), r);
   }
 
   // Readouts of cassette c go to the output queue of its ring, as on the real instruments.
@@ -158,17 +159,17 @@ class Generator {
     const ess::EssTime t = ess::to_ess(time_ns);
     // Either fibre of the ring (ring = fibre / 2).
     const auto fiber = static_cast<std::uint8_t>(c.ring * 2 + below(2));
-    const Vmm3Readout r{fiber,
-                        c.fen,
-                        kReadoutSize,
-                        t.high,
-                        t.low,
-                        0,
-                        adc,
-                        0,
-                        0,
-                        g_.vmm_of(cassette, plane),
-                        g_.channel_of(plane, local)};
+    const vmm3a::Readout r{fiber,
+                           c.fen,
+                           vmm3a::kReadoutSize,
+                           t.high,
+                           t.low,
+                           0,
+                           adc,
+                           0,
+                           0,
+                           g_.vmm_of(cassette, plane),
+                           g_.channel_of(plane, local)};
     ++readouts_;
     const unsigned queue = queue_of(cassette);
     if (s_.delay_fraction > 0 && uniform(0, 1) < s_.delay_fraction) {
@@ -261,13 +262,13 @@ class Generator {
       // The readouts of the packet in random order (Fisher-Yates over the 20-byte blocks).
       shuffled_.assign(packet.begin(), packet.end());
       const std::size_t header = ess::header_size(packets_.version());
-      const std::size_t n = (shuffled_.size() - header) / kReadoutSize;
+      const std::size_t n = (shuffled_.size() - header) / vmm3a::kReadoutSize;
       for (std::size_t i = n; i > 1; --i) {
         const std::size_t j = below(i);
         std::swap_ranges(
-            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + (i - 1) * kReadoutSize),
-            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + i * kReadoutSize),
-            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + j * kReadoutSize));
+            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + (i - 1) * vmm3a::kReadoutSize),
+            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + i * vmm3a::kReadoutSize),
+            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + j * vmm3a::kReadoutSize));
       }
       packet = shuffled_;
     }
@@ -283,7 +284,7 @@ class Generator {
     const ess::EssTime t = ess::to_ess(pulse_ns + 1000);
     for (int k = 0; k < 5; ++k) {
       const unsigned reason = static_cast<unsigned>(below(5));
-      Vmm3Readout r{0, 0, kReadoutSize, t.high, t.low, 0, 500, 0, 0, 0, 0};
+      vmm3a::Readout r{0, 0, vmm3a::kReadoutSize, t.high, t.low, 0, 500, 0, 0, 0, 0};
       const CassetteConfig& c0 = g_.cassette(0);
       r.fiber = static_cast<std::uint8_t>(c0.ring * 2);
       r.fen = c0.fen;
@@ -294,7 +295,7 @@ class Generator {
       if (reason == 2) r.vmm = 23;  // hybrid 11: beyond every instrument's hybrids
       if (reason == 3) r.channel = 200;
       if (reason == 4) r.time_low = ess::kTicksPerSecond;
-      write_readout(packets_.append(queue, kReadoutSize), r);
+      vmm3a::write_readout(packets_.append(queue, vmm3a::kReadoutSize), r);
       stream_.faults().count(reasons[reason]);
     }
   }

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "efu/ess/logical_geometry.h"
+#include "efu/vmm3a/hybrid_calibration.h"
+#include "efu/vmm3a/readout.h"
 
 namespace efu {
 class JsonDocument;
@@ -38,7 +40,7 @@ constexpr std::uint8_t detector_type(Instrument i) noexcept {
 }
 const char* instrument_name(Instrument i) noexcept;
 
-inline constexpr std::uint32_t kChannelsPerVmm = 64;
+inline constexpr std::uint32_t kChannelsPerVmm = vmm3a::kChannelsPerVmm;
 inline constexpr std::uint32_t kWiresPerCassette = 32;
 inline constexpr std::uint32_t kStripsPerCassette = 64;
 // The facility's limits: logical rings 0..10 (ring = fiber / 2), FENs 0..13 per ring, hybrids
@@ -46,7 +48,7 @@ inline constexpr std::uint32_t kStripsPerCassette = 64;
 inline constexpr std::uint32_t kMaxRing = 10;
 inline constexpr std::uint32_t kMaxFen = 13;
 inline constexpr std::uint32_t kMaxHybrid = 10;
-inline constexpr std::uint32_t kHybridIdLength = 32;
+inline constexpr std::size_t kHybridIdLength = vmm3a::kHybridIdLength;
 
 /// A readout's place in the detector. `coordinate` is the instrument-wide coordinate along the
 /// plane's axis (already the facility's x or y), so clusters and pixels need no further mapping.

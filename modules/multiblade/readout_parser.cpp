@@ -8,7 +8,7 @@ ReadoutParser::ReadoutParser(CounterRegistry& counters, const Geometry& geometry
       calibration_(calibration),
       calibrated_(calibration.enabled()),
       settings_(settings),
-      blocks_(counters, kReadoutSize),
+      blocks_(counters, vmm3a::kReadoutSize),
       accepted_(counters.counter("readouts.accepted")),
       errors_(counters, "readouts.errors.", kReadoutErrorNames) {}
 

@@ -12,9 +12,9 @@
 #include "efu/ess/ess_time.h"
 #include "efu/ess/readout_blocks.h"
 #include "efu/ess/readout_header.h"
+#include "efu/vmm3a/readout.h"
 #include "geometry.h"
 #include "hit.h"
-#include "vmm3_readout.h"
 
 namespace efu::multiblade {
 
@@ -55,7 +55,7 @@ class ReadoutParser {
     blocks_.walk(data, size, [&](const ess::ReadoutBlock& block) {
       const std::uint8_t* r = block.data;
       ChannelMapping mapping;
-      switch (geometry_.map(r[0], r[1], r[18], r[19], mapping)) {
+      switch (geometry_.map(r[0], r[1], r[vmm3a::kVmmOffset], r[vmm3a::kChannelOffset], mapping)) {
         case MapStatus::kOk:
           break;
         case MapStatus::kFiber:
@@ -71,22 +71,23 @@ class ReadoutParser {
           errors_[ReadoutError::kChannel].add();
           return;
       }
-      const std::uint32_t time_low = ess::load_u32(r + 8);
+      const std::uint32_t time_low = ess::load_u32(r + vmm3a::kTimeLowOffset);
       if (time_low > ess::kMaxTimeLow) {
         errors_[ReadoutError::kTimeFraction].add();
         return;
       }
       // Calibrated per channel first, then compared with the threshold of this VMM.
-      auto adc = static_cast<std::uint16_t>(ess::load_u16(r + 14) & kAdcMask);
-      if (calibrated_) adc = calibration_.adc(mapping.vmm_index, r[19], adc);
+      std::uint16_t adc = vmm3a::adc(r);
+      if (calibrated_) adc = calibration_.adc(mapping.vmm_index, r[vmm3a::kChannelOffset], adc);
       if (adc < mapping.threshold) {
         errors_[ReadoutError::kAdcBelowThreshold].add();
         return;
       }
       // BC is not applied; TDC fine time only through a calibration file (calibration.h).
-      std::uint64_t time_ns = ess::to_ns(ess::load_u32(r + 4), time_low);
+      std::uint64_t time_ns = ess::to_ns(ess::load_u32(r + vmm3a::kTimeHighOffset), time_low);
       if (calibrated_) {
-        time_ns += static_cast<std::uint64_t>(calibration_.tdc_ns(mapping.vmm_index, r[19], r[17]));
+        time_ns += static_cast<std::uint64_t>(
+            calibration_.tdc_ns(mapping.vmm_index, r[vmm3a::kChannelOffset], r[vmm3a::kTdcOffset]));
       }
       const ess::Tof tof = ess::time_of_flight(time_ns, header.pulse_time_ns,
                                                header.prev_pulse_time_ns, settings_.max_tof_ns);

@@ -21,12 +21,13 @@ for private in spsc_ring.h packet_pool.h outputs.h cpu_relax.h kafka; do
   [[ ! -e $work/prefix/include/efu/$private ]] || fail "host-private efu/$private installed"
 done
 installed=$(cd "$work/prefix/include" && find efu -name '*.h' -not -path 'efu/schemas/*' | sort)
-sdk="efu/counter_group.h efu/counters.h efu/errors.h efu/ess/byte_reader.h efu/ess/ess_time.h
+sdk="efu/counter_group.h efu/counters.h efu/errors.h efu/event_buffer.h efu/ess/byte_reader.h
+efu/ess/ess_time.h
 efu/ess/header_writer.h efu/ess/logical_geometry.h efu/ess/packet_assembler.h
 efu/ess/readout_blocks.h efu/ess/readout_header.h efu/gen/ess_stream.h efu/gen/faults.h
 efu/gen/generator_options.h efu/gen/pacer.h efu/gen/packet_sender.h efu/gen/random.h
 efu/gen/result_files.h efu/json_config.h efu/log_limiter.h efu/options.h efu/plugin.h
-efu/plugin_files.h"
+efu/plugin_files.h efu/vmm3a/hybrid_calibration.h efu/vmm3a/readout.h"
 [[ $installed == "$(tr ' ' '\n' <<<"$sdk" | grep . | sort)" ]] ||
   fail "installed headers are not the SDK's:"$'\n'"$installed"
 # Each of them compiles on its own against the installed tree alone (no source tree on the
