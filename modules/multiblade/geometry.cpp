@@ -162,9 +162,6 @@ Geometry Geometry::load(const JsonDocument& doc) {
   g.wire_vmm_parity_ = layout.wire_vmm_parity;
   g.wires_reversed_ = layout.wires_reversed;
 
-  g.ring_used_.assign(kMaxRing + 1, 0);
-  g.fen_used_.assign((kMaxRing + 1) * (kMaxFen + 1), 0);
-  g.hybrid_table_.assign((kMaxRing + 1) * (kMaxFen + 1) * (kMaxHybrid + 1), -1);
   std::vector<std::uint8_t> cassette_seen(layout.max_cassette + 1, 0);
   const auto entries = root.at("Config").elements(1, layout.max_cassette + 1);
   for (const JsonNode& e : entries) {
@@ -184,9 +181,7 @@ void Geometry::add_cassette(const JsonNode& e, CassetteConfig c,
   if (find_hybrid(c.hybrid_id) >= 0) {
     e.at("HybridId").fail("\"" + c.hybrid_id + "\" is used twice; expected each hybrid once");
   }
-  const std::uint32_t fen_index = c.ring * (kMaxFen + 1) + c.fen;
-  std::int16_t& slot = hybrid_table_[fen_index * (kMaxHybrid + 1) + c.hybrid];
-  if (slot >= 0) {
+  if (hybrids_.index_of(c.ring, c.fen, c.hybrid) >= 0) {
     e.at("Hybrid").fail("ring " + std::to_string(c.ring) + ", FEN " + std::to_string(c.fen) +
                         ", hybrid " + std::to_string(c.hybrid) +
                         " is used twice; expected each hybrid once");
@@ -198,9 +193,7 @@ void Geometry::add_cassette(const JsonNode& e, CassetteConfig c,
     c.wire_offset = static_cast<std::uint16_t>(c.cassette_number * kWiresPerCassette);
     c.strip_offset = 0;
   }
-  slot = static_cast<std::int16_t>(cassettes_.size());
-  ring_used_[c.ring] = 1;
-  fen_used_[fen_index] = 1;
+  hybrids_.add(c.ring, c.fen, c.hybrid, static_cast<std::uint16_t>(cassettes_.size()));
   cassettes_.push_back(std::move(c));
 }
 

@@ -11,12 +11,13 @@
 
 #include "efu/ess/logical_geometry.h"
 #include "efu/vmm3a/hybrid_calibration.h"
+#include "efu/vmm3a/hybrid_map.h"
 #include "efu/vmm3a/readout.h"
 
 namespace efu {
 class JsonDocument;
 class JsonNode;
-}
+}  // namespace efu
 
 namespace efu::multiblade {
 
@@ -43,11 +44,10 @@ const char* instrument_name(Instrument i) noexcept;
 inline constexpr std::uint32_t kChannelsPerVmm = vmm3a::kChannelsPerVmm;
 inline constexpr std::uint32_t kWiresPerCassette = 32;
 inline constexpr std::uint32_t kStripsPerCassette = 64;
-// The facility's limits: logical rings 0..10 (ring = fiber / 2), FENs 0..13 per ring, hybrids
-// 0..10 per FEN (hybrid = VMM / 2, two VMMs per hybrid).
-inline constexpr std::uint32_t kMaxRing = 10;
-inline constexpr std::uint32_t kMaxFen = 13;
-inline constexpr std::uint32_t kMaxHybrid = 10;
+// The facility's limits (efu/vmm3a/hybrid_map.h): rings 0..10, FENs 0..13, hybrids 0..10.
+using vmm3a::kMaxFen;
+using vmm3a::kMaxHybrid;
+using vmm3a::kMaxRing;
 inline constexpr std::size_t kHybridIdLength = vmm3a::kHybridIdLength;
 
 /// A readout's place in the detector. `coordinate` is the instrument-wide coordinate along the
@@ -60,7 +60,11 @@ struct ChannelMapping {
   Plane plane;
 };
 
+/// The hybrid map's statuses first, in its order, then the channel's.
 enum class MapStatus : std::uint8_t { kOk, kFiber, kFen, kVmm, kChannel };
+static_assert(static_cast<int>(MapStatus::kFiber) == static_cast<int>(vmm3a::HybridStatus::kFiber) &&
+              static_cast<int>(MapStatus::kFen) == static_cast<int>(vmm3a::HybridStatus::kFen) &&
+              static_cast<int>(MapStatus::kVmm) == static_cast<int>(vmm3a::HybridStatus::kVmm));
 
 /// One Config[] entry of the file.
 struct CassetteConfig {
@@ -126,16 +130,10 @@ class Geometry {
 
   MapStatus map(std::uint8_t fiber, std::uint8_t fen, std::uint8_t vmm, std::uint8_t channel,
                 ChannelMapping& out) const noexcept {
-    const std::uint32_t ring = fiber >> 1U;
-    if (ring > kMaxRing || ring_used_[ring] == 0) return MapStatus::kFiber;
-    if (fen > kMaxFen) return MapStatus::kFen;
-    const std::uint32_t fen_index = ring * (kMaxFen + 1) + fen;
-    if (fen_used_[fen_index] == 0) return MapStatus::kFen;
-    const std::uint32_t hybrid = vmm >> 1U;
-    if (hybrid > kMaxHybrid) return MapStatus::kVmm;
-    const std::int16_t index = hybrid_table_[fen_index * (kMaxHybrid + 1) + hybrid];
-    if (index < 0) return MapStatus::kVmm;
-    const CassetteConfig& c = cassettes_[static_cast<std::uint32_t>(index)];
+    std::uint32_t index = 0;
+    const vmm3a::HybridStatus found = hybrids_.find(fiber, fen, vmm, index);
+    if (found != vmm3a::HybridStatus::kOk) return static_cast<MapStatus>(found);
+    const CassetteConfig& c = cassettes_[index];
     const std::uint32_t asic = vmm & 1U;
     // Wire or strip is a coin toss when readouts arrive shuffled: both coordinates are computed
     // and one is selected, so the choice costs no mispredicted branch.
@@ -157,7 +155,7 @@ class Geometry {
     out.coordinate = static_cast<std::uint16_t>(strip_coordinate ^
                                                 ((wire_coordinate ^ strip_coordinate) & select));
     out.threshold = c.thresholds[asic];
-    out.vmm_index = static_cast<std::uint16_t>(index * 2 + static_cast<std::int16_t>(asic));
+    out.vmm_index = static_cast<std::uint16_t>(vmm3a::vmm_index(index, asic));
     return MapStatus::kOk;
   }
 
@@ -188,9 +186,7 @@ class Geometry {
   std::uint64_t clustering_gap_ns_ = 0;
   std::uint64_t matching_gap_ns_ = 0;
   std::vector<CassetteConfig> cassettes_;
-  std::vector<std::uint8_t> ring_used_;
-  std::vector<std::uint8_t> fen_used_;
-  std::vector<std::int16_t> hybrid_table_;
+  vmm3a::HybridMap hybrids_;  // (ring, FEN, hybrid) -> index in cassettes_
 };
 
 }  // namespace efu::multiblade

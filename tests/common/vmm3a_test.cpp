@@ -10,6 +10,7 @@
 
 #include "efu/errors.h"
 #include "efu/vmm3a/hybrid_calibration.h"
+#include "efu/vmm3a/hybrid_map.h"
 #include "efu/vmm3a/readout.h"
 
 namespace efu::vmm3a {
@@ -46,6 +47,46 @@ TEST(Vmm3aReadout, VmmIndexIsTwoPerHybridByParity) {
   EXPECT_EQ(vmm_index(1, 2), 2U);  // VMM 2 of a FEN is hybrid 1's first ASIC...
   EXPECT_EQ(vmm_index(1, 3), 3U);  // ...VMM 3 its second
   EXPECT_EQ(vmm_index(5, 7), 11U);
+}
+
+// Ring 2 FEN 0 hybrids 0 and 3, ring 10 FEN 13 hybrid 10 (the facility's last of each).
+HybridMap three_entries() {
+  HybridMap m;
+  m.add(2, 0, 0, 0);
+  m.add(2, 0, 3, 1);
+  m.add(10, 13, 10, 2);
+  return m;
+}
+
+TEST(Vmm3aHybridMap, FindsEachConfiguredHybridByFibreFenAndVmm) {
+  const HybridMap m = three_entries();
+  std::uint32_t index = 99;
+  // Fibres 4 and 5 are ring 2; VMMs 6 and 7 are hybrid 3.
+  EXPECT_EQ(m.find(4, 0, 0, index), HybridStatus::kOk);
+  EXPECT_EQ(index, 0U);
+  EXPECT_EQ(m.find(5, 0, 1, index), HybridStatus::kOk);
+  EXPECT_EQ(index, 0U);
+  EXPECT_EQ(m.find(4, 0, 7, index), HybridStatus::kOk);
+  EXPECT_EQ(index, 1U);
+  EXPECT_EQ(m.find(21, 13, 21, index), HybridStatus::kOk);
+  EXPECT_EQ(index, 2U);
+  EXPECT_EQ(m.index_of(2, 0, 3), 1);
+  EXPECT_EQ(m.index_of(2, 0, 1), -1);
+  EXPECT_EQ(m.index_of(11, 0, 0), -1);  // beyond the limits: no index, no out-of-range read
+}
+
+TEST(Vmm3aHybridMap, EachRejectionHasItsStatus) {
+  const HybridMap m = three_entries();
+  std::uint32_t index = 99;
+  EXPECT_EQ(m.find(2, 0, 0, index), HybridStatus::kFiber);   // ring 1: no FEN configured
+  EXPECT_EQ(m.find(22, 0, 0, index), HybridStatus::kFiber);  // ring 11: above the limit
+  EXPECT_EQ(m.find(255, 0, 0, index), HybridStatus::kFiber);
+  EXPECT_EQ(m.find(4, 1, 0, index), HybridStatus::kFen);   // ring 2 FEN 1: unused
+  EXPECT_EQ(m.find(4, 14, 0, index), HybridStatus::kFen);  // FEN 14: above the limit
+  EXPECT_EQ(m.find(4, 0, 2, index), HybridStatus::kVmm);   // hybrid 1: unused
+  EXPECT_EQ(m.find(4, 0, 22, index), HybridStatus::kVmm);  // hybrid 11: above the limit
+  EXPECT_EQ(m.find(4, 0, 255, index), HybridStatus::kVmm);
+  EXPECT_EQ(index, 99U);  // untouched by a rejection
 }
 
 const std::string kIdA = "AAAA0000000000000000000000000001";

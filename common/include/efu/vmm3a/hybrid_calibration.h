@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "efu/vmm3a/hybrid_map.h"
 #include "efu/vmm3a/readout.h"
 
 namespace efu::vmm3a {
@@ -52,11 +53,6 @@ struct Hybrids {
 
 /// A HybridId's length: the hybrid's serial number as 32 hex digits.
 inline constexpr std::size_t kHybridIdLength = 32;
-
-/// The table index of one VMM: two per hybrid, by the VMM's parity (its ASIC on the hybrid).
-constexpr std::uint32_t vmm_index(std::uint32_t hybrid, std::uint32_t vmm) noexcept {
-  return hybrid * 2 + (vmm & 1U);
-}
 
 class HybridCalibration {
  public:
