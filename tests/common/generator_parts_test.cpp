@@ -354,6 +354,62 @@ TEST(EssStream, ThePacketLimitEndsTheRunAtTheFirstPulseEndAfterIt) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(rx.next().size(), 36U) << i;
 }
 
+TEST(EssStream, ReplayResendsTheFirstPulsesDatagramsByteForByte) {
+  // Two generated pulses (pulse 0: data and its version fault; pulse 1: two data packets), then
+  // pulses 2..4 replay pulses 0, 1, 0. on_pulse runs for the generated pulses only.
+  Receiver rx;
+  GeneratorOptions o = stream_options(rx.port(), "version");
+  o.fault_fraction = 0;  // faults by hand below, so that only pulse 0 has one
+  o.pulses = 5;
+  o.replay_pulses = 2;
+  EssStream stream(o, "efu-test-gen", 0x34, kAll);
+  Random rng(1);
+  std::uint64_t calls = 0;
+  stream.run_pulses([&](std::uint64_t pulse, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
+    ++calls;
+    if (pulse == 0) {
+      stream.send_data(0, packet_with_block(stream, 0, 0x10), pulse_ns, prev_ns, rng,
+                       [](unsigned) {});
+      std::vector<std::uint8_t> fault(36, 0xFF);
+      stream.send(fault);
+      return;
+    }
+    for (unsigned q = 0; q < 2; ++q) {
+      stream.send_data(q, packet_with_block(stream, q, static_cast<std::uint8_t>(0x20 + q)),
+                       pulse_ns, prev_ns, rng, [](unsigned) {});
+    }
+  });
+  EXPECT_EQ(calls, 2U);
+  std::vector<std::vector<std::uint8_t>> got;
+  for (int i = 0; i < 10; ++i) got.push_back(rx.next());
+  // Generated: pulse 0 = got[0..1], pulse 1 = got[2..3]; replays: 0, 1, 0.
+  EXPECT_EQ(got[0][35], 0x10);
+  EXPECT_EQ(got[1], std::vector<std::uint8_t>(36, 0xFF));
+  EXPECT_EQ(got[2][35], 0x20);
+  EXPECT_EQ(got[3][35], 0x21);
+  EXPECT_EQ((std::vector{got[4], got[5]}), (std::vector{got[0], got[1]}));
+  EXPECT_EQ((std::vector{got[6], got[7]}), (std::vector{got[2], got[3]}));
+  EXPECT_EQ((std::vector{got[8], got[9]}), (std::vector{got[0], got[1]}));
+  EXPECT_EQ(stream.sent_packets(), 10U);
+  EXPECT_EQ(stream.data_packets(), 7U);  // 3 generated, 4 replayed; the fault twice, not data
+}
+
+TEST(GeneratorOptions, ReplayWithGroundTruthIsRefused) {
+  GeneratorOptions o;
+  o.pulses = 10;
+  o.replay_pulses = 2;
+  EXPECT_NO_THROW(check_options(o));
+  o.ground_truth = "/tmp/truth.txt";
+  try {
+    check_options(o);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--replay-pulses: '2' with --ground-truth; expected one of them (a replay sends "
+                 "neutrons again that the ground truth lists once)");
+  }
+}
+
 TEST(EssStream, WithBatchOneEveryPacketIsASendCallOfItsOwn) {
   // As a detector's electronics send: one datagram per send call. The default batch sends the
   // same packets in one call; the receiver sees the same datagrams either way.

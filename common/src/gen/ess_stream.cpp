@@ -24,13 +24,28 @@ EssStream::EssStream(const GeneratorOptions& o, const std::string& program, std:
       sender_(with_room_for_faults(sender_settings(o, program), o), pacer_),
       packets_(type, static_cast<std::uint8_t>(o.header_version), o.size, o.queues),
       faults_(parse_fault_kinds(o.fault_kinds, faults, o.fault_fraction), o.fault_fraction,
-              wrong_type) {}
+              wrong_type),
+      replay_pulses_(o.replay_pulses) {}
 
 void EssStream::send(std::span<const std::uint8_t> bytes) {
   if (!sender_.send(bytes.data(), static_cast<std::uint32_t>(bytes.size()))) {
     throw std::runtime_error(sender_.error());
   }
   ++sent_packets_;
+  if (recording_) {
+    recorded_offsets_.push_back(recorded_.size());
+    recorded_sizes_.push_back(static_cast<std::uint32_t>(bytes.size()));
+    recorded_data_.push_back(0);  // send_data() marks its data packet
+    recorded_.insert(recorded_.end(), bytes.begin(), bytes.end());
+  }
+}
+
+void EssStream::replay(std::uint64_t pulse) {
+  const std::size_t first = pulse == 0 ? 0 : recorded_pulse_end_[pulse - 1];
+  for (std::size_t i = first; i < recorded_pulse_end_[pulse]; ++i) {
+    send({recorded_.data() + recorded_offsets_[i], recorded_sizes_[i]});
+    data_packets_ += recorded_data_[i];
+  }
 }
 
 SummaryJson& EssStream::add_sent(SummaryJson& json) const {

@@ -16,6 +16,10 @@ void add_pulse_options(CLI::App& app, GeneratorOptions& o, std::uint32_t min_siz
   app.add_option("--neutrons-per-pulse", o.neutrons_per_pulse, "Neutrons per 14 Hz pulse")
       ->capture_default_str();
   app.add_option("--pulses", o.pulses, "Stop after this many pulses (0: no limit)");
+  app.add_option("--replay-pulses", o.replay_pulses,
+                 "Generate only the first N pulses, then send their packets again, pulse by pulse, "
+                 "until the limit: a sender limited by sending alone, for throughput benchmarks "
+                 "(the summary's readouts and neutrons count the generated pulses; 0: off)");
   app.add_option("--count", o.count, "Stop at the first pulse end after this many packets");
   app.add_option("--duration", o.duration_s, "Stop at the first pulse end after this many seconds");
   app.add_option("--rate-pps", o.rate_pps, "Packets per second (0: as fast as possible)");
@@ -55,6 +59,11 @@ void add_stream_options(CLI::App& app, GeneratorOptions& o, const std::string& q
 void check_options(const GeneratorOptions& o) {
   if (o.pulses == 0 && o.count == 0 && o.duration_s <= 0) {
     throw ConfigError("--pulses/--count/--duration: none given; expected at least one limit");
+  }
+  if (o.replay_pulses != 0 && !o.ground_truth.empty()) {
+    throw ConfigError("--replay-pulses: '" + std::to_string(o.replay_pulses) +
+                      "' with --ground-truth; expected one of them (a replay sends neutrons "
+                      "again that the ground truth lists once)");
   }
   if (o.noise_per_pulse > o.neutrons_per_pulse) {
     throw ConfigError("--noise-per-pulse: '" + std::to_string(o.noise_per_pulse) +

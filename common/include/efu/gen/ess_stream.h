@@ -16,6 +16,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "efu/errors.h"
 #include "efu/ess/ess_time.h"
@@ -65,9 +66,11 @@ class EssStream {
 
   /// Calls on_pulse(index, pulse_ns, prev_pulse_ns) for each pulse, from --start-time-ns (0: now)
   /// every kPulsePeriodNs, until --pulses pulses, or at the first pulse end after --count packets
-  /// or --duration seconds; then sends what is queued. Pulse times sit on ESS ticks, so what efu
-  /// decodes is exactly what the ground truth says. The first pulse's previous pulse time is
-  /// one period earlier, not on a tick. Throws on a fatal send error.
+  /// or --duration seconds; then sends what is queued. With --replay-pulses N, on_pulse runs for
+  /// the first N pulses only, and every later pulse k resends the datagrams pulse k mod N sent,
+  /// byte for byte (their headers' pulse times and sequence numbers included). Pulse times sit on
+  /// ESS ticks, so what efu decodes is exactly what the ground truth says. The first pulse's
+  /// previous pulse time is one period earlier, not on a tick. Throws on a fatal send error.
   template <typename OnPulse>
   void run_pulses(OnPulse&& on_pulse) {
     const auto start = std::chrono::steady_clock::now();
@@ -87,9 +90,16 @@ class EssStream {
               duration_s_) {
         break;
       }
+      if (replay_pulses_ != 0 && pulse >= replay_pulses_) {
+        replay(pulse % replay_pulses_);
+        continue;
+      }
       const ess::EssTime pulse_ess = ess::to_ess(start_ns + pulse * kPulsePeriodNs);
       const std::uint64_t pulse_ns = ess::to_ns(pulse_ess.high, pulse_ess.low);
+      recording_ = replay_pulses_ != 0;
       on_pulse(pulse, pulse_ns, prev_pulse);
+      if (recording_) recorded_pulse_end_.push_back(recorded_sizes_.size());
+      recording_ = false;
       prev_pulse = pulse_ns;
     }
     if (!sender_.flush()) throw std::runtime_error(sender_.error());
@@ -115,6 +125,7 @@ class EssStream {
                  std::uint64_t prev_ns, Random& rng, WriteCorrupt&& write_corrupt) {
     send(packet);
     ++data_packets_;
+    if (recording_) recorded_data_.back() = 1;
     const auto kind = faults_.draw(rng);
     if (!kind) return;
     if (*kind != Fault::kCorrupt) {
@@ -156,6 +167,16 @@ class EssStream {
   FaultInjector faults_;  // after sender_: a bad --host is reported first
   std::uint64_t sent_packets_ = 0;
   std::uint64_t data_packets_ = 0;
+  // --replay-pulses: every datagram the first N pulses sent, back to back; per datagram its
+  // offset, size and whether it was data (not a fault); per pulse the end of its datagrams.
+  void replay(std::uint64_t pulse);
+  std::uint64_t replay_pulses_;
+  bool recording_ = false;
+  std::vector<std::uint8_t> recorded_;
+  std::vector<std::size_t> recorded_offsets_;
+  std::vector<std::uint32_t> recorded_sizes_;
+  std::vector<std::uint8_t> recorded_data_;
+  std::vector<std::size_t> recorded_pulse_end_;
 };
 
 }  // namespace efu::gen

@@ -35,6 +35,7 @@ struct GeneratorOptions {
   int port = 9000;
   std::uint64_t neutrons_per_pulse = 1000;
   std::uint64_t pulses = 0;
+  std::uint64_t replay_pulses = 0;  // 0: every pulse generated; N: the first N, then replayed
   std::uint64_t count = 0;
   double duration_s = 0;
   double rate_pps = 0;
@@ -55,16 +56,18 @@ struct GeneratorOptions {
 
 /// --host, --port.
 void add_destination_options(CLI::App& app, GeneratorOptions& o);
-/// --neutrons-per-pulse, --pulses, --count, --duration, --rate-pps, --rate-gbps, --gso,
-/// --batch (1..kMaxSendBatch), --size (min_size..8972: a header and one readout at least).
+/// --neutrons-per-pulse, --pulses, --replay-pulses, --count, --duration, --rate-pps,
+/// --rate-gbps, --gso, --batch (1..kMaxSendBatch), --size (min_size..8972: a header and one
+/// readout at least).
 void add_pulse_options(CLI::App& app, GeneratorOptions& o, std::uint32_t min_size);
 /// --queues, --header-version, --seed, --start-time-ns, --ground-truth, --summary,
 /// --fault-fraction, --fault-kinds (the kinds `faults`, all by default).
 void add_stream_options(CLI::App& app, GeneratorOptions& o, const std::string& queues_help,
                         const std::string& truth_help, std::span<const Fault> faults);
 
-/// Throws ConfigError when no limit is given, or when there is more than one noise hit per
-/// neutron.
+/// Throws ConfigError when no limit is given, when there is more than one noise hit per
+/// neutron, or when --replay-pulses comes with --ground-truth (a replay repeats neutrons the
+/// ground truth lists once).
 void check_options(const GeneratorOptions& o);
 
 SenderSettings sender_settings(const GeneratorOptions& o, const std::string& program);
