@@ -24,8 +24,9 @@ namespace efu {
 
 class EventBuffer {
  public:
-  /// Events per run at most: 2 KB of TOFs and pixels, a little more than a full 8972-byte
-  /// packet of the smallest readout (16 bytes: 560 readouts).
+  /// Events per run at most: 2 KB of TOFs and pixels, small enough to stay in L1. A full
+  /// 8972-byte packet of the smallest readout (16 bytes) holds 560, so such a packet's events
+  /// reach the sink in three calls instead of 560.
   static constexpr std::size_t kCapacity = 256;
 
   explicit EventBuffer(EventSink& sink) noexcept : sink_(sink) {}
