@@ -4,8 +4,6 @@
 // generator's random-time pairs (order:3). BM_Baseline_TouchBytes reads the same packets once;
 // the pipeline's cost is reported against it and the disordered orders against order:0 (compare
 // the items/s in one run).
-#include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -16,18 +14,14 @@
 
 #include "clusterer.h"
 #include "detector_bench.h"
-#include "efu/ess/header_writer.h"
 #include "efu/ess/readout_header.h"
 #include "efu/vmm3a/readout.h"
 #include "ev44_bench_sink.h"
 #include "multiblade_pipeline.h"
-#include "readout_parser.h"
+#include "vmm3a_bench.h"
 
 namespace efu::multiblade {
 namespace {
-
-constexpr std::uint64_t kPulseNs = 1'700'000'000'000'000'000ULL;
-constexpr std::uint32_t kPacketSize = 8972;
 
 class CountingSink : public EventSink {
  public:
@@ -49,7 +43,8 @@ const Geometry& geometry() {
 
 constexpr std::uint8_t kFreiaType = 0x48;
 
-// How the readouts of the stream are ordered on the wire.
+// How the readouts of the stream are ordered on the wire: bench::Order's three, and the
+// facility generator's random times.
 enum class Order : int {
   kTimeOrdered = 0,  // as generated, time ordered
   kShuffled = 1,     // every packet's readouts in random order
@@ -57,62 +52,39 @@ enum class Order : int {
   kRandomTime = 3,   // the facility generator's kind: each wire/strip pair at a random time
 };
 
-struct Stream {
-  std::vector<std::vector<std::uint8_t>> packets;
-  std::uint64_t readouts = 0;
-  std::uint64_t neutrons = 0;
-};
-
-using Readout = std::array<std::uint8_t, vmm3a::kReadoutSize>;
+using Stream = bench::Vmm3aStream;
+using Readout = bench::Vmm3aReadout;
 
 Readout make_readout(std::uint32_t cassette, Plane plane, std::uint32_t local, std::uint16_t adc,
                      std::uint64_t time) {
   const Geometry& g = geometry();
-  const ess::EssTime t = ess::to_ess(time);
-  Readout r{};
-  vmm3a::write_readout(
-      r.data(), vmm3a::Readout{static_cast<std::uint8_t>(g.cassette(cassette).ring * 2),
-                               g.cassette(cassette).fen, vmm3a::kReadoutSize, t.high, t.low, 0, adc,
-                               0, 0, g.vmm_of(cassette, plane), g.channel_of(plane, local)});
-  return r;
-}
-
-std::vector<std::uint8_t> packet_of(const std::vector<Readout>& readouts, std::uint32_t sequence) {
-  std::vector<std::uint8_t> packet(ess::kHeaderSizeV1);
-  for (const Readout& r : readouts) packet.insert(packet.end(), r.begin(), r.end());
-  ess::HeaderFields f;
-  f.type = kFreiaType;
-  f.total_length = static_cast<std::uint16_t>(packet.size());
-  f.pulse = ess::to_ess(kPulseNs);
-  f.prev_pulse = ess::to_ess(kPulseNs - 71'428'571);
-  f.sequence = sequence;
-  ess::write_header(packet.data(), f);
-  return packet;
+  return bench::vmm3a_readout(g.cassette(cassette).ring, g.cassette(cassette).fen,
+                              g.vmm_of(cassette, plane), g.channel_of(plane, local), adc, time);
 }
 
 // Time ordered: neutrons 2 us apart, 3 wires + 3 strips each. Random time: 90'000 wire/strip
 // pairs at random times in the pulse. Packed into full v1 packets of one pulse, one queue.
 Stream make_stream(Order order) {
-  Stream out;
+  std::uint64_t neutrons = 0;
   std::mt19937_64 rng(7);
   const Geometry& g = geometry();
   std::vector<Readout> readouts;
   if (order == Order::kRandomTime) {
     for (std::uint64_t n = 0; n < 90'000; ++n) {
       const auto c = static_cast<std::uint32_t>(rng() % g.cassettes());
-      const std::uint64_t t = kPulseNs + 10'000 + rng() % 70'000'000;
+      const std::uint64_t t = bench::kPulseNs + 10'000 + rng() % 70'000'000;
       readouts.push_back(
           make_readout(c, Plane::kWire, static_cast<std::uint32_t>(rng() % 32), 600, t));
       readouts.push_back(
           make_readout(c, Plane::kStrip, static_cast<std::uint32_t>(rng() % 64), 600, t));
-      ++out.neutrons;
+      ++neutrons;
     }
   } else {
     for (std::uint64_t n = 0; n < 30'000; ++n) {
       const auto c = static_cast<std::uint32_t>(rng() % g.cassettes());
       const auto wire = static_cast<std::uint32_t>(1 + rng() % (kWiresPerCassette - 2));
       const auto strip = static_cast<std::uint32_t>(1 + rng() % (kStripsPerCassette - 2));
-      const std::uint64_t t = kPulseNs + 10'000 + n * 2000;
+      const std::uint64_t t = bench::kPulseNs + 10'000 + n * 2000;
       for (std::uint32_t k = 0; k < 3; ++k)
         readouts.push_back(make_readout(c, Plane::kWire, wire - 1 + k,
                                         static_cast<std::uint16_t>(200 + 100 * (k == 1)),
@@ -121,31 +93,12 @@ Stream make_stream(Order order) {
         readouts.push_back(make_readout(c, Plane::kStrip, strip - 1 + k,
                                         static_cast<std::uint16_t>(200 + 100 * (k == 1)),
                                         t + k * 15));
-      ++out.neutrons;
+      ++neutrons;
     }
   }
-  out.readouts = readouts.size();
-  const std::size_t per_packet = (kPacketSize - ess::kHeaderSizeV1) / vmm3a::kReadoutSize;
-  std::vector<std::vector<Readout>> packets;
-  for (std::size_t i = 0; i < readouts.size(); i += per_packet) {
-    packets.emplace_back(
-        readouts.begin() + static_cast<std::ptrdiff_t>(i),
-        readouts.begin() + static_cast<std::ptrdiff_t>(std::min(i + per_packet, readouts.size())));
-  }
-  if (order == Order::kDelayed) {
-    std::vector<std::vector<Readout>> delayed(packets.size() + 3);
-    for (std::size_t p = 0; p < packets.size(); ++p) {
-      for (const Readout& r : packets[p])
-        delayed[p + (rng() % 5 == 0 ? 1 + rng() % 3 : 0)].push_back(r);
-    }
-    packets.swap(delayed);
-  }
-  if (order == Order::kShuffled || order == Order::kDelayed) {
-    for (auto& p : packets) std::shuffle(p.begin(), p.end(), rng);
-  }
-  std::uint32_t sequence = 0;
-  for (const auto& p : packets) out.packets.push_back(packet_of(p, sequence++));
-  return out;
+  const auto wire_order =
+      order == Order::kRandomTime ? bench::Order::kTimeOrdered : static_cast<bench::Order>(order);
+  return bench::vmm3a_stream(readouts, neutrons, wire_order, rng, kFreiaType);
 }
 
 const Stream& stream(Order order = Order::kTimeOrdered) {
@@ -175,29 +128,8 @@ void BM_HeaderParse(benchmark::State& state) {
 }
 
 void BM_ReadoutParse(benchmark::State& state) {
-  CounterRegistry counters;
-  ess::HeaderParser header_parser(counters, kFreiaType);
-  const Calibration calibration;
-  ReadoutParser parser(counters, geometry(), calibration, ReadoutSettings{200'000'000});
-  const Stream& s = stream(static_cast<Order>(state.range(0)));
-  std::uint64_t readouts = 0;
-  for (auto _ : state) {
-    for (const auto& p : s.packets) {
-      ess::PacketHeader h;
-      if (header_parser.parse(p.data(), static_cast<std::uint32_t>(p.size()), h) !=
-          ess::HeaderStatus::kData) {
-        state.SkipWithError("bad packet");
-        return;
-      }
-      std::uint64_t sum = 0;
-      parser.parse(
-          p.data() + h.header_size, static_cast<std::uint32_t>(p.size() - h.header_size), h,
-          [&](std::uint32_t cassette, const Hit& hit) { sum += cassette + hit.coordinate; });
-      benchmark::DoNotOptimize(sum);
-    }
-    readouts += s.readouts;
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(readouts));
+  bench::parse_hits(state, stream(static_cast<Order>(state.range(0))), kFreiaType, geometry(),
+                    ReadoutSettings{200'000'000});
 }
 
 void BM_Clustering(benchmark::State& state) {
@@ -253,44 +185,20 @@ void BM_Pipeline(benchmark::State& state) {
     options.set(kOptions[i].name, kOptions[i].default_value, false);
   options.set("geometry", geometry_path(), true);
   bench::Ev44BenchSink sink("multiblade");
-  std::vector<PacketView> views;
-  for (const auto& p : s.packets) views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});
-  std::uint64_t late = 0;
-  for (auto _ : state) {
-    // Each round replays the same pulse into a fresh pipeline (made outside the timing), so no
-    // round's hits are late against the one before.
-    state.PauseTiming();
-    CounterRegistry counters;
-    auto pipeline =
-        std::make_unique<MultibladePipeline>(config_from_options(options), counters, sink);
-    state.ResumeTiming();
-    for (std::size_t i = 0; i < views.size(); i += 64) {
-      pipeline->process(PacketBatch(views.data() + i, std::min<std::size_t>(64, views.size() - i)));
-    }
-    pipeline->flush();
-    state.PauseTiming();
-    late += counters.value("hits.late");
-    pipeline.reset();
-    state.ResumeTiming();
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
+  bench::replay_pulse(state, s, [&](CounterRegistry& counters) {
+    return std::make_unique<MultibladePipeline>(config_from_options(options), counters, sink);
+  });
   state.counters["events_per_s"] =
       benchmark::Counter(static_cast<double>(sink.events), benchmark::Counter::kIsRate);
   state.counters["events_per_readout"] =
       static_cast<double>(sink.events) / static_cast<double>(state.iterations() * s.readouts);
-  state.counters["late_per_readout"] =
-      static_cast<double>(late) / static_cast<double>(state.iterations() * s.readouts);
-}
-
-void Orders(benchmark::internal::Benchmark* b) {
-  b->ArgName("order")->Arg(0)->Arg(1)->Arg(2)->Arg(3)->Unit(benchmark::kMillisecond);
 }
 
 BENCHMARK(BM_Baseline_TouchBytes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HeaderParse);
-BENCHMARK(BM_ReadoutParse)->Apply(Orders);
-BENCHMARK(BM_Clustering)->Apply(Orders);
-BENCHMARK(BM_Pipeline)->Apply(Orders);
+BENCHMARK(BM_ReadoutParse)->Apply(bench::orders<4>);
+BENCHMARK(BM_Clustering)->Apply(bench::orders<4>);
+BENCHMARK(BM_Pipeline)->Apply(bench::orders<4>);
 
 }  // namespace
 }  // namespace efu::multiblade

@@ -38,7 +38,7 @@ constexpr gen::Fault kFaults[] = {gen::Fault::kCookie, gen::Fault::kTruncated, g
                                   gen::Fault::kCorrupt,  gen::Fault::kEmpty,     gen::Fault::kOversize};
 
 /// The shared options (gen::GeneratorOptions) and Multi-Blade's own.
-struct Settings : gen::GeneratorOptions {
+struct Settings : gen::GeneratorOptions, gen::ReorderOptions {
   std::string geometry;
   std::string shape = "uniform";
   double spot_x = 32, spot_y = 64, spot_radius = 8, ring_width = 3;
@@ -46,9 +46,6 @@ struct Settings : gen::GeneratorOptions {
   std::uint64_t min_spacing_ns = 2000;
   std::uint16_t adc_min = 300;
   std::string instrument = "auto";
-  bool shuffle = false;
-  double delay_fraction = 0;
-  std::uint64_t max_delay_ns = 200'000;
   bool random_time = false;
 };
 
@@ -70,12 +67,9 @@ class Generator {
     const std::uint64_t window = gen::kNeutronWindowNs;
     window_ = window;
     spacing_ = s_.neutrons_per_pulse == 0 ? window : window / s_.neutrons_per_pulse;
-    if (!s_.random_time && spacing_ < s_.min_spacing_ns) {
-      throw ConfigError("--neutrons-per-pulse: '" + std::to_string(s_.neutrons_per_pulse) +
-                        "' spaces neutrons " + std::to_string(spacing_) +
-                        " ns apart; expected at most " +
-                        std::to_string(window / s_.min_spacing_ns) + " (--min-spacing-ns " +
-                        std::to_string(s_.min_spacing_ns) + ")");
+    if (!s_.random_time) {
+      gen::check_neutron_spacing(s_.neutrons_per_pulse, spacing_, s_.min_spacing_ns,
+                                 " (--min-spacing-ns " + std::to_string(s_.min_spacing_ns) + ")");
     }
     stream_.run_pulses([this](std::uint64_t, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
       run_pulse(pulse_ns, prev_ns);
@@ -89,7 +83,7 @@ class Generator {
         .number("neutrons", neutrons_)
         .number("noise_wire", noise_[0])
         .number("noise_strip", noise_[1])
-        .number("delayed", delayed_)
+        .number("delayed", held_.held())
         .flag("exact_truth", !s_.random_time);
     stream_.add_errors(json).write(s_.summary);
   }
@@ -134,12 +128,6 @@ class Generator {
                  g_.cassettes() * kWiresPerCassette - 1);
   }
 
-  struct Held {
-    unsigned queue;
-    std::uint64_t release_ns;
-    vmm3a::Readout readout;
-  };
-
   void append(unsigned queue, const vmm3a::Readout& r, std::uint64_t pulse_ns,
               std::uint64_t prev_ns) {
     if (!packets_.empty(queue) && !packets_.fits(queue, vmm3a::kReadoutSize)) {
@@ -172,26 +160,15 @@ class Generator {
                            g_.channel_of(plane, local)};
     ++readouts_;
     const unsigned queue = queue_of(cassette);
-    if (s_.delay_fraction > 0 && uniform(0, 1) < s_.delay_fraction) {
-      // Held back and sent once the generator has moved on by up to max_delay_ns: the readout
-      // lands in a later packet of its queue, its time unchanged.
-      held_.push_back(Held{queue, time_ns + below(s_.max_delay_ns + 1), r});
-      ++delayed_;
-      return;
+    if (!held_.draw_and_hold(rng_, s_, queue, time_ns, r)) {
+      append(queue, r, pulse_ns, prev_pulse_ns);
     }
-    append(queue, r, pulse_ns, prev_pulse_ns);
   }
 
   void release_held(std::uint64_t now_ns, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
-    std::size_t kept = 0;
-    for (const Held& h : held_) {
-      if (h.release_ns <= now_ns) {
-        append(h.queue, h.readout, pulse_ns, prev_ns);
-      } else {
-        held_[kept++] = h;
-      }
-    }
-    held_.resize(kept);
+    held_.release(now_ns, [&](unsigned queue, const vmm3a::Readout& r) {
+      append(queue, r, pulse_ns, prev_ns);
+    });
   }
 
   // Hits of one plane: the centre channel carries the full charge; each neighbour, present with
@@ -256,22 +233,8 @@ class Generator {
   }
 
   void send_queue(unsigned index, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
-    std::span<const std::uint8_t> packet =
-        packets_.finish(index, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
-    if (s_.shuffle) {
-      // The readouts of the packet in random order (Fisher-Yates over the 20-byte blocks).
-      shuffled_.assign(packet.begin(), packet.end());
-      const std::size_t header = ess::header_size(packets_.version());
-      const std::size_t n = (shuffled_.size() - header) / vmm3a::kReadoutSize;
-      for (std::size_t i = n; i > 1; --i) {
-        const std::size_t j = below(i);
-        std::swap_ranges(
-            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + (i - 1) * vmm3a::kReadoutSize),
-            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + i * vmm3a::kReadoutSize),
-            shuffled_.begin() + static_cast<std::ptrdiff_t>(header + j * vmm3a::kReadoutSize));
-      }
-      packet = shuffled_;
-    }
+    const std::span<const std::uint8_t> packet = gen::finish_packet(
+        packets_, index, pulse_ns, prev_ns, s_, vmm3a::kReadoutSize, rng_, shuffled_);
     stream_.send_data(index, packet, pulse_ns, prev_ns, rng_,
                       [&](unsigned queue) { write_corrupt(queue, pulse_ns); });
   }
@@ -308,9 +271,8 @@ class Generator {
   std::ofstream truth_;
   std::uint64_t spacing_ = 0;
   std::uint64_t window_ = 0;
-  std::vector<Held> held_;
+  gen::HeldReadouts<vmm3a::Readout> held_;
   std::vector<std::uint8_t> shuffled_;
-  std::uint64_t delayed_ = 0;
   std::uint64_t readouts_ = 0, neutrons_ = 0;
   std::uint64_t noise_[2] = {0, 0};
 };
@@ -330,13 +292,7 @@ int main(int argc, char** argv) {
                  "auto (from InstrumentGeometry), freia, estia, amor or tblmb: the ESS type byte")
       ->check(CLI::IsMember({"auto", "freia", "estia", "amor", "tblmb"}))
       ->capture_default_str();
-  app.add_flag("--shuffle", s.shuffle, "Send the readouts of each packet in random order");
-  app.add_option("--delay-fraction", s.delay_fraction,
-                 "Hold back this fraction of readouts into later packets (0..1)")
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--max-delay-ns", s.max_delay_ns,
-                 "A held-back readout is sent up to this much generator time later")
-      ->capture_default_str();
+  gen::add_reorder_options(app, s);
   app.add_flag("--random-time", s.random_time,
                "Each neutron at a random time in its pulse, in no order (overlaps possible: the "
                "ground truth is then not exact)");

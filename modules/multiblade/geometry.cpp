@@ -5,6 +5,7 @@
 
 #include "efu/errors.h"
 #include "efu/json_config.h"
+#include "efu/vmm3a/hybrid_location.h"
 
 namespace efu::multiblade {
 namespace {
@@ -72,15 +73,11 @@ CassetteConfig read_cassette(const JsonNode& e, std::uint32_t max_cassette) {
   e.check_keys({"CassetteNumber", "Ring", "FEN", "Hybrid", "HybridId", "Thresholds"});
   CassetteConfig c{};
   c.cassette_number = static_cast<std::uint32_t>(e.get_int("CassetteNumber", 0, max_cassette));
-  c.ring = static_cast<std::uint8_t>(e.get_int("Ring", 0, kMaxRing));
-  c.fen = static_cast<std::uint8_t>(e.get_int("FEN", 0, kMaxFen));
-  c.hybrid = static_cast<std::uint8_t>(e.get_int("Hybrid", 0, kMaxHybrid));
-  const JsonNode id = e.at("HybridId");
-  c.hybrid_id = id.as_string();
-  if (c.hybrid_id.size() != kHybridIdLength) {
-    id.fail("\"" + c.hybrid_id + "\" has " + std::to_string(c.hybrid_id.size()) +
-            " characters; expected " + std::to_string(kHybridIdLength));
-  }
+  vmm3a::HybridLocation at = vmm3a::read_hybrid_location(e);
+  c.ring = at.ring;
+  c.fen = at.fen;
+  c.hybrid = at.hybrid;
+  c.hybrid_id = std::move(at.hybrid_id);
   const JsonNode thresholds = e.at("Thresholds");
   const auto per_vmm = thresholds.elements(2, 2);
   for (unsigned v = 0; v < 2; ++v) {

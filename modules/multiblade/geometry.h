@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "efu/ess/logical_geometry.h"
+#include "efu/vmm3a/hit.h"
 #include "efu/vmm3a/hybrid_calibration.h"
 #include "efu/vmm3a/hybrid_map.h"
 #include "efu/vmm3a/readout.h"
@@ -21,7 +22,9 @@ class JsonNode;
 
 namespace efu::multiblade {
 
-enum class Plane : std::uint8_t { kWire = 0, kStrip = 1 };
+/// The planes as the SDK's hits number them (vmm3a::Hit::plane): unscoped, so a Plane is a hit's
+/// plane byte without a cast.
+enum Plane : std::uint8_t { kWire = 0, kStrip = 1 };
 
 /// The instrument selects the ESS type byte and, through InstrumentGeometry, the pixel rules.
 enum class Instrument : std::uint8_t { kFreia, kEstia, kAmor, kTblMb };
@@ -50,18 +53,12 @@ using vmm3a::kMaxHybrid;
 using vmm3a::kMaxRing;
 inline constexpr std::size_t kHybridIdLength = vmm3a::kHybridIdLength;
 
-/// A readout's place in the detector. `coordinate` is the instrument-wide coordinate along the
-/// plane's axis (already the facility's x or y), so clusters and pixels need no further mapping.
-struct ChannelMapping {
-  std::uint16_t cassette;    // index of the hybrid in the config file's Config[] (0..n-1)
-  std::uint16_t coordinate;  // instrument-wide x or y
-  std::uint16_t threshold;   // ADC threshold of this VMM
-  std::uint16_t vmm_index;   // cassette * 2 + (vmm & 1): the calibration table's VMM
-  Plane plane;
-};
-
-/// The hybrid map's statuses first, in its order, then the channel's.
-enum class MapStatus : std::uint8_t { kOk, kFiber, kFen, kVmm, kChannel };
+/// A readout's place in the detector (the SDK's ChannelMapping): unit = the cassette (its index in
+/// the config file's Config[]), coordinate = the instrument-wide x or y (already the facility's,
+/// so clusters and pixels need no further mapping), threshold = this VMM's, vmm_index = cassette
+/// * 2 + (vmm & 1).
+using vmm3a::ChannelMapping;
+using vmm3a::MapStatus;
 static_assert(static_cast<int>(MapStatus::kFiber) == static_cast<int>(vmm3a::HybridStatus::kFiber) &&
               static_cast<int>(MapStatus::kFen) == static_cast<int>(vmm3a::HybridStatus::kFen) &&
               static_cast<int>(MapStatus::kVmm) == static_cast<int>(vmm3a::HybridStatus::kVmm));
@@ -150,8 +147,8 @@ class Geometry {
     const std::uint32_t limit =
         kStripsPerCassette ^ ((kWiresPerCassette ^ kStripsPerCassette) & select);
     if (value >= limit) return MapStatus::kChannel;
-    out.plane = static_cast<Plane>(w ^ 1U);  // kWire = 0, kStrip = 1
-    out.cassette = static_cast<std::uint16_t>(index);
+    out.plane = static_cast<std::uint8_t>(w ^ 1U);  // kWire = 0, kStrip = 1
+    out.unit = static_cast<std::uint16_t>(index);
     out.coordinate = static_cast<std::uint16_t>(strip_coordinate ^
                                                 ((wire_coordinate ^ strip_coordinate) & select));
     out.threshold = c.thresholds[asic];

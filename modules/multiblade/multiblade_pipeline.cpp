@@ -6,6 +6,7 @@
 
 #include "efu/errors.h"
 #include "efu/plugin_files.h"
+#include "efu/vmm3a/options.h"
 
 namespace efu::multiblade {
 namespace {
@@ -42,14 +43,9 @@ const OptionSpec kOptions[] = {
      "Events whose strip cluster spans more strips are rejected (1..64; 64: no limit)"},
     {"position-algorithm", OptionType::kString, "center-of-mass",
      "Event position: center-of-mass (ADC-weighted, rounded) or max-adc"},
-    {"reorder-window-ns", OptionType::kInt, "1000000",
-     "Readouts may arrive this much later (in detector time) than the latest one seen on their "
-     "output queue and "
-     "still join their events; later ones are counted as hits.late and still used (ns)"},
-    {"reorder-buffer-hits", OptionType::kInt, "8192",
-     "Pending hits held per cassette while the reorder window is open (64..1048576)"},
-    {"cluster-timeout-ms", OptionType::kInt, "200",
-     "Close a cassette's pending hits after this much wall time without hits"},
+    vmm3a::kReorderWindowOption,
+    vmm3a::kReorderBufferOption,
+    vmm3a::kUnitTimeoutOption,
 };
 const std::size_t kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
 
@@ -79,11 +75,10 @@ MultibladeConfig config_from_options(const OptionValues& o) {
   c.cluster.algorithm = o.get_choice("position-algorithm", {"center-of-mass", "max-adc"}) == 0
                             ? PositionAlgorithm::kCenterOfMass
                             : PositionAlgorithm::kMaxAdc;
-  c.cluster.reorder_window_ns =
-      static_cast<std::uint64_t>(o.get_int("reorder-window-ns", 0, 10'000'000'000LL));
-  c.cluster.buffer_hits = static_cast<std::uint32_t>(o.get_int("reorder-buffer-hits", 64, 1 << 20));
-  c.cluster_timeout_ns =
-      static_cast<std::uint64_t>(o.get_int("cluster-timeout-ms", 1, 3'600'000)) * 1'000'000;
+  const vmm3a::GroupingOptions grouping = vmm3a::grouping_options(o);
+  c.cluster.reorder_window_ns = grouping.reorder_window_ns;
+  c.cluster.buffer_hits = grouping.buffer_hits;
+  c.cluster_timeout_ns = grouping.unit_timeout_ns;
   return c;
 }
 
@@ -131,13 +126,12 @@ MultibladePipeline::MultibladePipeline(std::unique_ptr<const MultibladeShared> o
                                        EventSink& events, unsigned instance)
     : own_(std::move(own)),
       shared_(shared != nullptr ? *shared : *own_),
-      cluster_timeout_ns_(shared_.config.cluster_timeout_ns),
-      header_parser_(counters, ess::HeaderSettings{detector_type(shared_.geometry.instrument()),
-                                                   shared_.geometry.max_pulse_time_ns()}),
-      readout_parser_(counters, shared_.geometry, shared_.calibration, shared_.config.readout),
       clusterer_(counters, shared_.geometry, shared_.config.cluster, events),
-      active_(shared_.geometry.cassettes(), 0),
-      last_active_ns_(shared_.geometry.cassettes(), 0) {
+      path_(counters,
+            ess::HeaderSettings{detector_type(shared_.geometry.instrument()),
+                                shared_.geometry.max_pulse_time_ns()},
+            shared_.geometry, shared_.calibration, shared_.config.readout, clusterer_,
+            shared_.config.cluster_timeout_ns) {
   // Registered by every instance so the name never depends on the thread count; set by one.
   Counter& uncalibrated = counters.gauge("calibration.uncalibrated_hybrids");
   if (instance != 0) return;
@@ -147,33 +141,10 @@ MultibladePipeline::MultibladePipeline(std::unique_ptr<const MultibladeShared> o
   }
 }
 
-void MultibladePipeline::process(PacketBatch batch) {
-  for (const PacketView& packet : batch) {
-    ess::PacketHeader header;
-    if (header_parser_.parse(packet.data, packet.size, header) != ess::HeaderStatus::kData) {
-      continue;
-    }
-    clusterer_.begin_packet(header.output_queue);
-    readout_parser_.parse(packet.data + header.header_size, packet.size - header.header_size,
-                          header, [this](std::uint32_t cassette, const Hit& hit) {
-                            clusterer_.add(cassette, hit);
-                            active_[cassette] = 1;
-                          });
-    clusterer_.end_packet();
-  }
-}
+void MultibladePipeline::process(PacketBatch batch) { path_.process(batch); }
 
-void MultibladePipeline::tick(std::uint64_t now_ns) {
-  for (std::uint32_t c = 0; c < shared_.geometry.cassettes(); ++c) {
-    if (active_[c] != 0) {
-      active_[c] = 0;
-      last_active_ns_[c] = now_ns;
-    } else if (clusterer_.pending(c) && now_ns - last_active_ns_[c] >= cluster_timeout_ns_) {
-      clusterer_.close(c);
-    }
-  }
-}
+void MultibladePipeline::tick(std::uint64_t now_ns) { path_.tick(now_ns); }
 
-void MultibladePipeline::flush() { clusterer_.close_all(); }
+void MultibladePipeline::flush() { path_.flush(); }
 
 }  // namespace efu::multiblade

@@ -11,10 +11,16 @@
 #include "efu/ess/readout_header.h"
 #include "efu/options.h"
 #include "efu/plugin.h"
+#include "efu/vmm3a/data_path.h"
+#include "efu/vmm3a/readout_parser.h"
 #include "geometry.h"
-#include "readout_parser.h"
 
 namespace efu::multiblade {
+
+/// The SDK's VMM3a readout parser (efu/vmm3a/readout_parser.h) on Multi-Blade's channel map.
+using ReadoutParser = vmm3a::ReadoutParser<Geometry>;
+using vmm3a::ReadoutError;
+using vmm3a::ReadoutSettings;
 
 struct MultibladeConfig {
   std::string geometry_path;
@@ -71,9 +77,8 @@ class MultibladePipeline final : public Pipeline {
                      unsigned instance = 0);
 
   void process(PacketBatch batch) override;
-  /// Closes the groups of cassettes that got no hits for cluster_timeout_ns of wall time; hit
-  /// times are detector times and may run ahead of or behind the wall clock, so the timeout is
-  /// measured only in tick() time.
+  /// Closes the groups of cassettes that got no hits for cluster_timeout_ns of wall time
+  /// (vmm3a::DataPath::tick()).
   void tick(std::uint64_t now_ns) override;
   void flush() override;
 
@@ -83,12 +88,8 @@ class MultibladePipeline final : public Pipeline {
 
   std::unique_ptr<const MultibladeShared> own_;  // only when the pipeline loaded its own
   const MultibladeShared& shared_;
-  std::uint64_t cluster_timeout_ns_;
-  ess::HeaderParser header_parser_;
-  ReadoutParser readout_parser_;
   Clusterer clusterer_;
-  std::vector<std::uint8_t> active_;           // got hits since the last tick()
-  std::vector<std::uint64_t> last_active_ns_;  // tick time at which hits were last seen
+  vmm3a::DataPath<Geometry, Clusterer> path_;  // header → readouts → clusterer_; timeouts
 };
 
 }  // namespace efu::multiblade

@@ -1,15 +1,17 @@
 // The parts every ESS detector generator shares (common/include/efu/gen/): --fault-kinds parsing,
-// header faults, the shared options, the pulse loop and data/fault sending of EssStream, and the
-// summary and ground-truth files.
+// header faults, the shared options, the pulse loop and data/fault sending of EssStream, the
+// summary and ground-truth files, and the readout reordering (--shuffle, --delay-fraction).
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +20,7 @@
 #include "config_error_of.h"
 #include "efu/errors.h"
 #include "efu/ess/ess_time.h"
+#include "efu/ess/packet_assembler.h"
 #include "efu/gen/ess_stream.h"
 #include "efu/gen/faults.h"
 #include "efu/gen/generator_options.h"
@@ -435,6 +438,166 @@ TEST(EssStream, WithBatchOneEveryPacketIsASendCallOfItsOwn) {
       EXPECT_EQ(d[35], i) << batch;
     }
   }
+}
+
+TEST(ReorderOptions, RegistersShuffleAndDelayWithTheirDefaultsAndRange) {
+  ReorderOptions o;
+  CLI::App app;
+  add_reorder_options(app, o);
+  EXPECT_FALSE(o.shuffle);
+  EXPECT_EQ(o.delay_fraction, 0);
+  EXPECT_EQ(o.max_delay_ns, 200'000U);
+  app.parse("--shuffle --delay-fraction 0.25 --max-delay-ns 7", false);
+  EXPECT_TRUE(o.shuffle);
+  EXPECT_EQ(o.delay_fraction, 0.25);
+  EXPECT_EQ(o.max_delay_ns, 7U);
+  EXPECT_THROW(app.parse("--delay-fraction 1.5", false), CLI::ValidationError);
+}
+
+TEST(ShuffleReadouts, PermutesTheWholeBlocksAfterTheHeaderWithNMinusOneDraws) {
+  // A 3-byte header, 6 blocks of 2 bytes (block k holds k, k + 100), 1 trailing byte.
+  std::vector<std::uint8_t> packet = {0xE0, 0xE1, 0xE2};
+  for (std::uint8_t k = 0; k < 6; ++k) {
+    packet.push_back(k);
+    packet.push_back(static_cast<std::uint8_t>(k + 100));
+  }
+  packet.push_back(0xFF);
+  Random rng(5), twin(5);
+  std::vector<std::uint8_t> scratch;
+  const auto out = shuffle_readouts(packet, 3, 2, rng, scratch);
+  ASSERT_EQ(out.size(), packet.size());
+  EXPECT_EQ(out.data(), scratch.data());
+  EXPECT_TRUE(std::equal(out.begin(), out.begin() + 3, packet.begin()));
+  EXPECT_EQ(out.back(), 0xFF);
+  std::vector<int> seen(6, 0);
+  for (std::size_t k = 0; k < 6; ++k) {
+    const std::uint8_t first = out[3 + 2 * k];
+    ASSERT_LT(first, 6);
+    EXPECT_EQ(out[4 + 2 * k], first + 100);  // blocks move whole
+    ++seen[first];
+  }
+  EXPECT_EQ(seen, std::vector<int>(6, 1));
+  // Fisher-Yates draws below(i) for i = 6..2 and nothing else: the twin is now in step.
+  for (std::uint64_t i = 6; i > 1; --i) twin.below(i);
+  EXPECT_EQ(rng.below(1'000'000), twin.below(1'000'000));
+}
+
+TEST(ShuffleReadouts, APacketOfOneReadoutIsCopiedAndDrawsNothing) {
+  const std::vector<std::uint8_t> packet = {1, 2, 3, 4, 5};
+  Random rng(9), twin(9);
+  std::vector<std::uint8_t> scratch;
+  const auto out = shuffle_readouts(packet, 3, 2, rng, scratch);
+  EXPECT_EQ(std::vector<std::uint8_t>(out.begin(), out.end()), packet);
+  EXPECT_EQ(rng.below(1'000'000), twin.below(1'000'000));
+}
+
+TEST(FinishPacket, FinishesTheQueuesPacketAndShufflesItsReadoutsOnlyWithShuffle) {
+  auto fill = [](ess::PacketAssembler& packets) {
+    for (std::uint8_t k = 0; k < 8; ++k) {
+      std::uint8_t* block = packets.append(1, 4);
+      std::fill(block, block + 4, k);
+    }
+  };
+  ess::PacketAssembler plain(0x34, 1, 8972, 2), shuffled(0x34, 1, 8972, 2);
+  fill(plain);
+  fill(shuffled);
+  ReorderOptions o;
+  Random rng(2), twin(2);
+  std::vector<std::uint8_t> scratch;
+  const auto p = finish_packet(plain, 1, 5'000'000'000, 4'000'000'000, o, 4, rng, scratch);
+  const std::vector<std::uint8_t> in_order(p.begin(), p.end());
+  EXPECT_TRUE(scratch.empty());  // no shuffle: the assembler's own bytes, nothing drawn
+  EXPECT_EQ(rng.below(1'000'000), twin.below(1'000'000));
+  const std::size_t header = ess::header_size(1);
+  ASSERT_EQ(in_order.size(), header + 8 * 4);
+  EXPECT_EQ(in_order[5], 0x34);  // the type byte of the header
+
+  o.shuffle = true;
+  const auto q = finish_packet(shuffled, 1, 5'000'000'000, 4'000'000'000, o, 4, rng, scratch);
+  std::vector<std::uint8_t> expected_scratch;
+  const auto expected = shuffle_readouts(in_order, header, 4, twin, expected_scratch);
+  EXPECT_TRUE(std::equal(q.begin(), q.end(), expected.begin(), expected.end()));
+  EXPECT_NE(std::vector<std::uint8_t>(q.begin(), q.end()), in_order);  // seed 2 moves blocks
+}
+
+TEST(DrawDelay, FractionZeroNeverHoldsNorDraws) {
+  ReorderOptions o;
+  Random rng(3), twin(3);
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(draw_delay_ns(rng, o).has_value());
+  EXPECT_EQ(rng.below(1'000'000), twin.below(1'000'000));
+}
+
+TEST(DrawDelay, FractionOneHoldsEveryReadoutUpToTheMaximumDelay) {
+  ReorderOptions o;
+  o.delay_fraction = 1;
+  o.max_delay_ns = 10;
+  Random rng(4), twin(4);
+  std::uint64_t longest = 0;
+  for (int i = 0; i < 200; ++i) {
+    const auto delay = draw_delay_ns(rng, o);
+    ASSERT_TRUE(delay.has_value());
+    EXPECT_LE(*delay, 10U);
+    longest = std::max(longest, *delay);
+    // The draws: uniform(0, 1) for the decision, then below(max + 1) for the delay.
+    twin.uniform(0, 1);
+    EXPECT_EQ(*delay, twin.below(11));
+  }
+  EXPECT_EQ(longest, 10U);  // 200 draws of 0..10 reach the maximum
+}
+
+TEST(HeldReadouts, ReleasesTheDueOnesInHoldOrderAndKeepsTheRestInOrder) {
+  HeldReadouts<int> held;
+  EXPECT_TRUE(held.empty());
+  held.hold(0, 30, 1);
+  held.hold(1, 10, 2);
+  held.hold(2, 40, 3);
+  held.hold(1, 20, 4);
+  EXPECT_EQ(held.held(), 4U);
+  std::vector<std::pair<unsigned, int>> sent;
+  auto send = [&](unsigned queue, int item) { sent.emplace_back(queue, item); };
+  held.release(20, send);
+  EXPECT_EQ(sent, (std::vector<std::pair<unsigned, int>>{{1, 2}, {1, 4}}));
+  EXPECT_FALSE(held.empty());
+  sent.clear();
+  held.release(std::numeric_limits<std::uint64_t>::max(), send);
+  EXPECT_EQ(sent, (std::vector<std::pair<unsigned, int>>{{0, 1}, {2, 3}}));
+  EXPECT_TRUE(held.empty());
+  EXPECT_EQ(held.held(), 4U);  // counts every readout ever held
+}
+
+TEST(HeldReadouts, DrawAndHoldHoldsWithTheDrawnDelayInTheCallersUnit) {
+  ReorderOptions o;
+  HeldReadouts<int> held;
+  Random rng(6), twin(6);
+  EXPECT_FALSE(held.draw_and_hold(rng, o, 0, 100, 1));  // fraction 0: goes out now
+  EXPECT_TRUE(held.empty());
+  o.delay_fraction = 1;
+  o.max_delay_ns = 1000;
+  ASSERT_TRUE(held.draw_and_hold(rng, o, 2, 100, 7, [](std::uint64_t ns) { return ns / 10; }));
+  const std::uint64_t delay_ns = *draw_delay_ns(twin, o);
+  std::vector<int> sent;
+  auto send = [&](unsigned queue, int item) {
+    EXPECT_EQ(queue, 2U);
+    sent.push_back(item);
+  };
+  if (delay_ns / 10 > 0) {
+    held.release(100 + delay_ns / 10 - 1, send);  // not due yet
+    EXPECT_TRUE(sent.empty());
+  }
+  held.release(100 + delay_ns / 10, send);
+  EXPECT_EQ(sent, std::vector<int>{7});
+  EXPECT_EQ(held.held(), 1U);
+}
+
+TEST(NeutronSpacing, TooCloseNeutronsAreAOneLineErrorNamingTheLimit) {
+  EXPECT_EQ(config_error_of([] { check_neutron_spacing(10, 2000, 2000, " (x)"); }), "");
+  EXPECT_EQ(
+      config_error_of([] { check_neutron_spacing(10, 1999, 2000, " (--min-spacing-ns 2000)"); }),
+      "--neutrons-per-pulse: '10' spaces neutrons 1999 ns apart; expected at most " +
+          std::to_string(kNeutronWindowNs / 2000) + " (--min-spacing-ns 2000)");
+  EXPECT_EQ(config_error_of([] { check_neutron_spacing(7, 5, 6, ""); }),
+            "--neutrons-per-pulse: '7' spaces neutrons 5 ns apart; expected at most " +
+                std::to_string(kNeutronWindowNs / 6));
 }
 
 }  // namespace

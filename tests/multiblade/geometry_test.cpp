@@ -34,7 +34,7 @@ std::uint32_t pixel_of(const Geometry& g, std::uint8_t fiber, std::uint8_t fen,
   EXPECT_EQ(g.map(fiber, fen, strip_vmm, strip_channel, s), MapStatus::kOk);
   EXPECT_EQ(w.plane, Plane::kWire);
   EXPECT_EQ(s.plane, Plane::kStrip);
-  EXPECT_EQ(w.cassette, s.cassette);
+  EXPECT_EQ(w.unit, s.unit);
   return g.pixel(w.coordinate, s.coordinate);
 }
 
@@ -113,7 +113,7 @@ TEST(Geometry, GeneratorInverseMatchesTheMapping) {
                           g.vmm_of(c, plane), g.channel_of(plane, local), m),
                     MapStatus::kOk);
           EXPECT_EQ(m.plane, plane);
-          EXPECT_EQ(m.cassette, c);
+          EXPECT_EQ(m.unit, c);
           EXPECT_EQ(m.coordinate, g.coordinate_of(c, plane, local)) << name;
         }
       }

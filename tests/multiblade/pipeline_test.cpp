@@ -164,7 +164,7 @@ std::uint64_t per_packet_sorting_events(const Geometry& g,
                                  static_cast<std::uint32_t>(p[at + 7]) << 24;
       const std::uint32_t low = p[at + 8] | p[at + 9] << 8 | p[at + 10] << 16 |
                                 static_cast<std::uint32_t>(p[at + 11]) << 24;
-      per_cassette[m.cassette].push_back({ess::to_ns(high, low), m});
+      per_cassette[m.unit].push_back({ess::to_ns(high, low), m});
     }
     for (auto& hits : per_cassette) {
       std::sort(hits.begin(), hits.end(),

@@ -1,5 +1,3 @@
-#include "readout_parser.h"
-
 #include <string>
 #include <vector>
 

@@ -27,8 +27,10 @@ efu/ess/header_writer.h efu/ess/logical_geometry.h efu/ess/packet_assembler.h
 efu/ess/readout_blocks.h efu/ess/readout_header.h efu/gen/ess_stream.h efu/gen/faults.h
 efu/gen/generator_options.h efu/gen/pacer.h efu/gen/packet_sender.h efu/gen/random.h
 efu/gen/result_files.h efu/json_config.h efu/log_limiter.h efu/options.h efu/plugin.h
-efu/plugin_files.h efu/vmm3a/hybrid_calibration.h efu/vmm3a/hybrid_map.h
-efu/vmm3a/readout.h"
+efu/plugin_files.h efu/vmm3a/clusters.h efu/vmm3a/data_path.h efu/vmm3a/hit.h
+efu/vmm3a/hit_sort.h efu/vmm3a/hybrid_calibration.h efu/vmm3a/hybrid_location.h
+efu/vmm3a/hybrid_map.h efu/vmm3a/options.h efu/vmm3a/readout.h efu/vmm3a/readout_parser.h
+efu/vmm3a/time_groups.h"
 [[ $installed == "$(tr ' ' '\n' <<<"$sdk" | grep . | sort)" ]] ||
   fail "installed headers are not the SDK's:"$'\n'"$installed"
 # Each of them compiles on its own against the installed tree alone (no source tree on the

@@ -48,6 +48,40 @@ void EssStream::replay(std::uint64_t pulse) {
   }
 }
 
+void check_neutron_spacing(std::uint64_t neutrons_per_pulse, std::uint64_t spacing_ns,
+                           std::uint64_t min_spacing_ns, const std::string& why) {
+  if (spacing_ns >= min_spacing_ns) return;
+  throw ConfigError("--neutrons-per-pulse: '" + std::to_string(neutrons_per_pulse) +
+                    "' spaces neutrons " + std::to_string(spacing_ns) +
+                    " ns apart; expected at most " +
+                    std::to_string(kNeutronWindowNs / min_spacing_ns) + why);
+}
+
+std::span<const std::uint8_t> shuffle_readouts(std::span<const std::uint8_t> packet,
+                                               std::size_t header, std::size_t block, Random& rng,
+                                               std::vector<std::uint8_t>& scratch) {
+  scratch.assign(packet.begin(), packet.end());
+  const std::size_t n = scratch.size() > header ? (scratch.size() - header) / block : 0;
+  auto at = [&](std::size_t k) {
+    return scratch.begin() + static_cast<std::ptrdiff_t>(header + k * block);
+  };
+  for (std::size_t i = n; i > 1; --i) {
+    const std::size_t j = rng.below(i);
+    std::swap_ranges(at(i - 1), at(i), at(j));
+  }
+  return scratch;
+}
+
+std::span<const std::uint8_t> finish_packet(ess::PacketAssembler& packets, unsigned queue,
+                                            std::uint64_t pulse_ns, std::uint64_t prev_ns,
+                                            const ReorderOptions& o, std::size_t block, Random& rng,
+                                            std::vector<std::uint8_t>& scratch) {
+  const std::span<const std::uint8_t> packet =
+      packets.finish(queue, ess::to_ess(pulse_ns), ess::to_ess(prev_ns));
+  if (!o.shuffle) return packet;
+  return shuffle_readouts(packet, ess::header_size(packets.version()), block, rng, scratch);
+}
+
 SummaryJson& EssStream::add_sent(SummaryJson& json) const {
   return json.number("packets", sent_packets_).number("data_packets", data_packets_);
 }

@@ -56,6 +56,16 @@ void add_stream_options(CLI::App& app, GeneratorOptions& o, const std::string& q
       ->capture_default_str();
 }
 
+void add_reorder_options(CLI::App& app, ReorderOptions& o) {
+  app.add_flag("--shuffle", o.shuffle, "Send the readouts of each packet in random order");
+  app.add_option("--delay-fraction", o.delay_fraction,
+                 "Hold back this fraction of readouts into later packets (0..1)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-delay-ns", o.max_delay_ns,
+                 "A held-back readout is sent up to this much generator time later")
+      ->capture_default_str();
+}
+
 void check_options(const GeneratorOptions& o) {
   if (o.pulses == 0 && o.count == 0 && o.duration_s <= 0) {
     throw ConfigError("--pulses/--count/--duration: none given; expected at least one limit");

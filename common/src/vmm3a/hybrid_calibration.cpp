@@ -47,7 +47,8 @@ void load_entry(const JsonNode& entry, const Hybrids& hybrids, std::vector<std::
   entry.check_keys({"VMMHybridCalibration"});
   const JsonNode hybrid = entry.at("VMMHybridCalibration");
   if (!hybrid.is_object()) hybrid.fail("is not an object; expected a hybrid's calibration");
-  hybrid.check_keys({"HybridId", "CalibrationDate", "vmm0", "vmm1"});
+  // HybridIndex (NMX's files carry it) is informational: entries are matched by HybridId.
+  hybrid.check_keys({"HybridId", "HybridIndex", "CalibrationDate", "vmm0", "vmm1"});
   const JsonNode id = hybrid.at("HybridId");
   const std::string& text = id.as_string();
   if (text.size() != kHybridIdLength) {

@@ -12,7 +12,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -49,6 +51,91 @@ inline std::uint64_t neutron_spacing_ns(std::uint64_t neutrons_per_pulse) {
   }
   return spacing;
 }
+
+/// The packet's readouts in random order: a Fisher-Yates shuffle of its `block`-byte readouts
+/// after its `header` bytes, into a copy in `scratch` (kept by the caller, so that no packet
+/// allocates once it has grown). Draws rng.below(i) for i = n..2, n the packet's readouts; the
+/// header and any bytes past the last whole readout stay in place. Returns `scratch`.
+std::span<const std::uint8_t> shuffle_readouts(std::span<const std::uint8_t> packet,
+                                               std::size_t header, std::size_t block, Random& rng,
+                                               std::vector<std::uint8_t>& scratch);
+
+/// The queue's packet finished with the pulse times (ess::PacketAssembler::finish()), its
+/// `block`-byte readouts shuffled into `scratch` with --shuffle (shuffle_readouts()): what a
+/// generator of fixed-size readouts hands to EssStream::send_data().
+std::span<const std::uint8_t> finish_packet(ess::PacketAssembler& packets, unsigned queue,
+                                            std::uint64_t pulse_ns, std::uint64_t prev_ns,
+                                            const ReorderOptions& o, std::size_t block, Random& rng,
+                                            std::vector<std::uint8_t>& scratch);
+
+/// --delay-fraction: whether to hold the next readout back, and if so by how long. Draws
+/// rng.uniform(0, 1) when the fraction is above 0, then rng.below(max_delay_ns + 1) (the delay
+/// in ns) when it is held; nothing when the fraction is 0.
+inline std::optional<std::uint64_t> draw_delay_ns(Random& rng, const ReorderOptions& o) {
+  if (o.delay_fraction > 0 && rng.uniform(0, 1) < o.delay_fraction) {
+    return rng.below(o.max_delay_ns + 1);
+  }
+  return std::nullopt;
+}
+
+/// Readouts held back by --delay-fraction, each with its output queue and the generator time
+/// (in the detector's unit) at which it may go out. release() hands the due ones to the
+/// detector in the order they were held and keeps the rest in order; held() counts them all.
+template <typename Item>
+class HeldReadouts {
+ public:
+  void hold(unsigned queue, std::uint64_t release_at, const Item& item) {
+    held_.push_back(Entry{queue, release_at, item});
+    ++held_total_;
+  }
+  /// --delay-fraction: holds `item` back with the drawn delay (draw_delay_ns()) and returns
+  /// true, or returns false when it goes out now. Its release time is `at` + to_unit(delay ns),
+  /// `at` its time in the detector's unit: the readout lands in a later packet of its queue once
+  /// the generator has moved on by up to --max-delay-ns, its own time unchanged.
+  template <typename ToUnit>
+  bool draw_and_hold(Random& rng, const ReorderOptions& o, unsigned queue, std::uint64_t at,
+                     const Item& item, ToUnit&& to_unit) {
+    const std::optional<std::uint64_t> delay_ns = draw_delay_ns(rng, o);
+    if (delay_ns) hold(queue, at + to_unit(*delay_ns), item);
+    return delay_ns.has_value();
+  }
+  bool draw_and_hold(Random& rng, const ReorderOptions& o, unsigned queue, std::uint64_t at_ns,
+                     const Item& item) {
+    return draw_and_hold(rng, o, queue, at_ns, item, [](std::uint64_t ns) { return ns; });
+  }
+  bool empty() const noexcept { return held_.empty(); }
+  std::uint64_t held() const noexcept { return held_total_; }
+
+  /// send(queue, item) for every readout due at `now` (release time <= now); max() releases all.
+  template <typename Send>
+  void release(std::uint64_t now, Send&& send) {
+    std::size_t kept = 0;
+    for (const Entry& e : held_) {
+      if (e.release_at <= now) {
+        send(e.queue, e.item);
+      } else {
+        held_[kept++] = e;
+      }
+    }
+    held_.resize(kept);
+  }
+
+ private:
+  struct Entry {
+    unsigned queue;
+    std::uint64_t release_at;
+    Item item;
+  };
+  std::vector<Entry> held_;
+  std::uint64_t held_total_ = 0;
+};
+
+/// ConfigError when neutrons `spacing_ns` apart (neutron_spacing_ns()) are closer than
+/// `min_spacing_ns`, the least the detector needs between neutrons: "--neutrons-per-pulse: 'N'
+/// spaces neutrons S ns apart; expected at most M" + `why`, M the neutrons kNeutronWindowNs holds
+/// at that minimum and `why` where the minimum comes from (" (--min-spacing-ns 2000)", or "").
+void check_neutron_spacing(std::uint64_t neutrons_per_pulse, std::uint64_t spacing_ns,
+                           std::uint64_t min_spacing_ns, const std::string& why);
 
 class EssStream {
  public:

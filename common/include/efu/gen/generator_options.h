@@ -54,6 +54,16 @@ struct GeneratorOptions {
   std::string fault_kinds;  // default: every kind the generator accepts
 };
 
+/// How a VMM3a generator reorders its readouts (efu-multiblade-gen, efu-nmx-gen, efu-trex-gen):
+/// --shuffle mixes the readouts within each packet, --delay-fraction holds readouts back into a
+/// later packet of their queue (gen::draw_delay_ns(), gen::HeldReadouts). A detector's settings
+/// derive from it next to GeneratorOptions.
+struct ReorderOptions {
+  bool shuffle = false;
+  double delay_fraction = 0;
+  std::uint64_t max_delay_ns = 200'000;
+};
+
 /// --host, --port.
 void add_destination_options(CLI::App& app, GeneratorOptions& o);
 /// --neutrons-per-pulse, --pulses, --replay-pulses, --count, --duration, --rate-pps,
@@ -64,6 +74,9 @@ void add_pulse_options(CLI::App& app, GeneratorOptions& o, std::uint32_t min_siz
 /// --fault-fraction, --fault-kinds (the kinds `faults`, all by default).
 void add_stream_options(CLI::App& app, GeneratorOptions& o, const std::string& queues_help,
                         const std::string& truth_help, std::span<const Fault> faults);
+
+/// --shuffle, --delay-fraction (0..1), --max-delay-ns.
+void add_reorder_options(CLI::App& app, ReorderOptions& o);
 
 /// Throws ConfigError when no limit is given, when there is more than one noise hit per
 /// neutron, or when --replay-pulses comes with --ground-truth (a replay repeats neutrons the
