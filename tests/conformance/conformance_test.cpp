@@ -1,5 +1,6 @@
-// Plugin conformance: every plugin efu ships (udp, multiblade, caen, cdt) and the SDK's example
-// plugin (tests/sdk/example_plugin, built here in tree) against the contract of docs/plugins.md:
+// Plugin conformance: every plugin efu ships (udp, multiblade, caen, cdt, nmx, trex) and the
+// SDK's example plugin (tests/sdk/example_plugin, built here in tree) against the contract of
+// docs/plugins.md:
 // - the descriptor: this efu's ABI, its name, a version and a summary, options with unique,
 //   well-formed names that the host does not have, valid defaults and help, init and release
 //   both or neither;
@@ -36,7 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kSource = EFU_SOURCE_DIR;
-const std::string kPlugins = EFU_PLUGIN_BUILD_DIR;  // udp, multiblade, caen, cdt
+const std::string kPlugins = EFU_PLUGIN_BUILD_DIR;  // udp, multiblade, caen, cdt, nmx, trex
 const std::string kExample = EFU_TEST_PLUGIN_DIR;   // the SDK example, built in tree
 const std::string kEfu = EFU_BIN;
 
@@ -81,6 +82,18 @@ const std::vector<Case>& cases() {
        {"--max-tof-ns", "0"},
        "--max-tof-ns: 0 is out of range; expected 1..2147483647",
        {{"geometry", "modules/cdt/configs/MagicInst.json"}}},
+      {"nmx",
+       kPlugins,
+       {"docs/nmx.md"},
+       {"--max-tof-ns", "0"},
+       "--max-tof-ns: 0 is out of range; expected 1..2147483647",
+       {{"geometry", "modules/nmx/configs/nmx.json"}}},
+      {"trex",
+       kPlugins,
+       {"docs/trex.md"},
+       {"--max-grid-span", "0"},
+       "--max-grid-span: 0 is out of range; expected 1..65535",
+       {{"geometry", "modules/trex/configs/let.json"}}},
       {"example",
        kExample,
        {"docs/plugins.md"},
