@@ -3,7 +3,8 @@
 // every packet (order:1), shuffled and 20 % delayed by 1..3 packets (order:2), and the facility
 // generator's random-time pairs (order:3). BM_Baseline_TouchBytes reads the same packets once;
 // the pipeline's cost is reported against it and the disordered orders against order:0 (compare
-// the items/s in one run).
+// the items/s in one run). BM_PipelineLiveHistograms is BM_Pipeline with efu --histograms on.
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -15,6 +16,8 @@
 #include "clusterer.h"
 #include "detector_bench.h"
 #include "efu/ess/readout_header.h"
+#include "efu/kafka/da00_builder.h"
+#include "efu/live_histograms.h"
 #include "efu/vmm3a/readout.h"
 #include "ev44_bench_sink.h"
 #include "multiblade_pipeline.h"
@@ -194,11 +197,132 @@ void BM_Pipeline(benchmark::State& state) {
       static_cast<double>(sink.events) / static_cast<double>(state.iterations() * s.readouts);
 }
 
+// The host's live histograms (efu --histograms) on the same pipeline: every event also counted
+// in a TOF and a pixel histogram, each serialised as da00 every 14 pulses, as the host does.
+// Compare its items/s with BM_Pipeline's of the same order in one run: the cost of
+// --histograms is 1 - (this / BM_Pipeline).
+class Da00BenchSink final : public HistogramSink {
+ public:
+  explicit Da00BenchSink(const char* source) : builder_(source) {}
+  void publish(const DataArrayView& array) override {
+    benchmark::DoNotOptimize(builder_.build(array).data());
+    ++messages;
+  }
+  std::uint64_t messages = 0;
+
+ private:
+  kafka::Da00Builder builder_;
+};
+
+/// Moves every event one pulse period later per round, so that each round of the replayed
+/// pulse is a new pulse to the live histograms and a window closes every 14 rounds (the bench
+/// stream's pulse is smaller than a real one, so this publishes more often than efu would).
+class NextPulseSink final : public EventSink {
+ public:
+  explicit NextPulseSink(EventSink& next) : next_(next) {}
+  void next_round() { shift_ += 71'428'571; }
+  void add(std::uint64_t pulse_ns, std::uint32_t tof_ns, std::uint32_t pixel) override {
+    next_.add(pulse_ns + shift_, tof_ns, pixel);
+  }
+  void add_pulse(std::uint64_t pulse_ns, const std::uint32_t* tof_ns, const std::uint32_t* pixel,
+                 std::size_t n) override {
+    next_.add_pulse(pulse_ns + shift_, tof_ns, pixel, n);
+  }
+
+ private:
+  EventSink& next_;
+  std::uint64_t shift_ = 0;
+};
+
+void BM_PipelineLiveHistograms(benchmark::State& state) {
+  const auto order = static_cast<Order>(state.range(0));
+  const Stream& s = stream(order);
+  OptionValues options;
+  for (std::size_t i = 0; i < kOptionCount; ++i)
+    options.set(kOptions[i].name, kOptions[i].default_value, false);
+  options.set("geometry", geometry_path(), true);
+  bench::Ev44BenchSink sink("multiblade");
+  Da00BenchSink tof_out("multiblade_tof");
+  Da00BenchSink pixel_out("multiblade_pixels");
+  CounterRegistry histogram_counters;
+  LiveHistogramSettings live_settings;  // the defaults: 14 pulses, 500 bins, 16384 pixels
+  live_settings.topic = "live";
+  LiveHistograms live(live_settings, tof_out, pixel_out, histogram_counters);
+  HistogrammedSink tee(sink, live);
+  NextPulseSink rounds(tee);
+  bench::replay_pulse(state, s, [&](CounterRegistry& counters) {
+    rounds.next_round();
+    return std::make_unique<MultibladePipeline>(config_from_options(options), counters, rounds);
+  });
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(sink.events), benchmark::Counter::kIsRate);
+  state.counters["da00_messages"] = static_cast<double>(tof_out.messages + pixel_out.messages);
+}
+
+/// Keeps every event, for replaying them alone.
+class CollectingSink final : public EventSink {
+ public:
+  void add(std::uint64_t pulse_ns, std::uint32_t tof_ns, std::uint32_t pixel) override {
+    pulses.push_back(pulse_ns);
+    tofs.push_back(tof_ns);
+    pixels.push_back(pixel);
+  }
+  std::vector<std::uint64_t> pulses;
+  std::vector<std::uint32_t> tofs;
+  std::vector<std::uint32_t> pixels;
+};
+
+// The live histograms alone, per event: the events BM_Pipeline forms from the same order, each
+// round one pulse later, through the tee into a sink that does nothing. Its ns per event times
+// BM_Pipeline's events per readout, over BM_Pipeline's ns per readout, is the share of the
+// processing time --histograms costs, less noisy than the difference of two pipeline runs.
+void BM_LiveHistogramsPerEvent(benchmark::State& state) {
+  const auto order = static_cast<Order>(state.range(0));
+  OptionValues options;
+  for (std::size_t i = 0; i < kOptionCount; ++i)
+    options.set(kOptions[i].name, kOptions[i].default_value, false);
+  options.set("geometry", geometry_path(), true);
+  CollectingSink events;
+  {
+    CounterRegistry counters;
+    MultibladePipeline pipeline(config_from_options(options), counters, events);
+    std::vector<PacketView> views;
+    for (const auto& p : stream(order).packets)
+      views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});
+    for (std::size_t i = 0; i < views.size(); i += 64) {
+      pipeline.process(PacketBatch(views.data() + i, std::min<std::size_t>(64, views.size() - i)));
+    }
+    pipeline.flush();
+  }
+  class NullSink final : public EventSink {
+   public:
+    void add(std::uint64_t, std::uint32_t, std::uint32_t) override {}
+  } null;
+  Da00BenchSink tof_out("multiblade_tof");
+  Da00BenchSink pixel_out("multiblade_pixels");
+  CounterRegistry counters;
+  LiveHistogramSettings live_settings;
+  live_settings.topic = "live";
+  LiveHistograms live(live_settings, tof_out, pixel_out, counters);
+  HistogrammedSink tee(null, live);
+  std::uint64_t shift = 0;
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < events.pulses.size(); ++i) {
+      tee.add(events.pulses[i] + shift, events.tofs[i], events.pixels[i]);
+    }
+    shift += 71'428'571;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * events.pulses.size()));
+  state.counters["da00_messages"] = static_cast<double>(tof_out.messages + pixel_out.messages);
+}
+
 BENCHMARK(BM_Baseline_TouchBytes)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HeaderParse);
 BENCHMARK(BM_ReadoutParse)->Apply(bench::orders<4>);
 BENCHMARK(BM_Clustering)->Apply(bench::orders<4>);
 BENCHMARK(BM_Pipeline)->Apply(bench::orders<4>);
+BENCHMARK(BM_PipelineLiveHistograms)->Apply(bench::orders<4>);
+BENCHMARK(BM_LiveHistogramsPerEvent)->Apply(bench::orders<4>);
 
 }  // namespace
 }  // namespace efu::multiblade

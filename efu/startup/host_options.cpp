@@ -117,6 +117,20 @@ const OptionSpec kHostOptions[] = {
      "Flush an ev44 message at this age"},
     {"raw-sample-every", OptionType::kInt, integer(kDefault.outputs.raw_sample_every),
      "Publish every Nth packet to the samples topic as ar51 (0: off)"},
+    // Live histograms of the events formed, for every plugin (docs/architecture.md §6.4).
+    {"histograms", OptionType::kString, "",
+     "Publish live da00 histograms of the events formed (time of flight and pixel counts) to "
+     "this topic, as sources <source-name>_tof and <source-name>_pixels (empty: off)"},
+    {"histogram-pulses", OptionType::kInt, integer(kDefault.outputs.histograms.pulses),
+     "Pulses per live histogram: one pair of messages every N pulses"},
+    {"histogram-tof-bins", OptionType::kInt, integer(kDefault.outputs.histograms.tof_bins),
+     "Time-of-flight bins of the live histogram, over [0, histogram-tof-max-ns)"},
+    {"histogram-tof-max-ns", OptionType::kInt, integer(kDefault.outputs.histograms.tof_max_ns),
+     "Upper end of the live time-of-flight histogram in ns (later events are counted in "
+     "histograms.tof.beyond_range)"},
+    {"histogram-pixels", OptionType::kInt, integer(kDefault.outputs.histograms.pixels),
+     "Pixel ids 1..N of the live pixel-count histogram, one bin each (others are counted in "
+     "histograms.pixels.out_of_range)"},
     // Operator interfaces (docs/operations.md).
     {"command-port", OptionType::kInt, "0",
      "TCP port of the command port, the reference EFU's protocol (0: off)"},

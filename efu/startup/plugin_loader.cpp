@@ -174,11 +174,12 @@ PluginListing list_plugins() {
 }
 
 PluginInstance::PluginInstance(const PluginDescriptor& descriptor, const OptionValues& options,
-                               CounterRegistry& counters, unsigned instances, const SinkOf& sink_of)
+                               CounterRegistry& counters, unsigned instances, const SinkOf& sink_of,
+                               const SourcesOf& sources_of)
     : descriptor_(descriptor) {
   try {
     if (descriptor_.init != nullptr) shared_ = descriptor_.init(options);
-    create_all(options, counters, instances, sink_of);
+    create_all(options, counters, instances, sink_of, sources_of);
   } catch (const ConfigError&) {
     destroy();
     throw;
@@ -193,11 +194,14 @@ PluginInstance::PluginInstance(const PluginDescriptor& descriptor, const OptionV
 PluginInstance::~PluginInstance() { destroy(); }
 
 void PluginInstance::create_all(const OptionValues& options, CounterRegistry& counters,
-                                unsigned instances, const SinkOf& sink_of) {
+                                unsigned instances, const SinkOf& sink_of,
+                                const SourcesOf& sources_of) {
   contexts_.reserve(instances);  // a pipeline may keep a reference to its context
   pipelines_.reserve(instances);
   for (unsigned i = 0; i < instances; ++i) {
-    contexts_.push_back(PipelineContext{options, counters, sink_of(i), i, instances, shared_});
+    SourceOutputs* sources = sources_of ? sources_of(i) : nullptr;
+    contexts_.push_back(
+        PipelineContext{options, counters, sink_of(i), i, instances, shared_, sources});
     pipelines_.emplace_back(descriptor_.create(contexts_.back()));
     if (!pipelines_.back()) {
       throw ConfigError(std::string("--module: plugin '") + descriptor_.name +

@@ -45,11 +45,14 @@ PluginListing list_plugins();
 class PluginInstance {
  public:
   using SinkOf = std::function<EventSink&(unsigned instance)>;
+  /// The named sources of a thread (PipelineContext::sources); empty or null: none.
+  using SourcesOf = std::function<SourceOutputs*(unsigned instance)>;
 
   /// Throws ConfigError: the plugin's own, as thrown; any other exception, or a null pipeline,
   /// as one line naming the plugin. What was made before the throw is destroyed and released.
   PluginInstance(const PluginDescriptor& descriptor, const OptionValues& options,
-                 CounterRegistry& counters, unsigned instances, const SinkOf& sink_of);
+                 CounterRegistry& counters, unsigned instances, const SinkOf& sink_of,
+                 const SourcesOf& sources_of = {});
   ~PluginInstance();
   PluginInstance(const PluginInstance&) = delete;
   PluginInstance& operator=(const PluginInstance&) = delete;
@@ -62,7 +65,7 @@ class PluginInstance {
 
  private:
   void create_all(const OptionValues& options, CounterRegistry& counters, unsigned instances,
-                  const SinkOf& sink_of);
+                  const SinkOf& sink_of, const SourcesOf& sources_of);
   void destroy() noexcept;
 
   const PluginDescriptor& descriptor_;

@@ -87,8 +87,10 @@ int run(int argc, const char* const* argv) {
   CounterRegistry counters;
   const std::unique_ptr<Outputs> outputs = open_outputs(settings.outputs, counters);
   warn_if_unrouted(desc, settings.threads);
-  const PluginInstance pipelines(desc, values, counters, settings.threads,
-                                 [&](unsigned i) -> EventSink& { return outputs->events(i); });
+  const PluginInstance pipelines(
+      desc, values, counters, settings.threads,
+      [&](unsigned i) -> EventSink& { return outputs->events(i).sink(); },
+      [&](unsigned i) { return outputs->events(i).sources(); });
   DataPath data_path(settings, desc, pipelines, *outputs, counters);
   RunStats stats(settings, counters, *outputs, data_path);
   OperatorInterfaces ops(settings.ops, counters, stats.publisher());

@@ -124,6 +124,21 @@ std::string read_outputs(const OptionValues& v, const std::string& module_name, 
   o.ev44_max_bytes = static_cast<std::size_t>(v.get_int("ev44-max-bytes", 1024, 100'000'000));
   o.ev44_max_latency = std::chrono::milliseconds(v.get_int("ev44-max-latency-ms", 1, 60'000));
   o.raw_sample_every = static_cast<std::uint32_t>(v.get_int("raw-sample-every", 0, 1'000'000'000));
+  LiveHistogramSettings& h = o.histograms;
+  h.topic = v.get_string("histograms");
+  h.pulses = static_cast<std::uint32_t>(v.get_int("histogram-pulses", 1, 1'000'000));
+  h.tof_bins = static_cast<std::uint32_t>(v.get_int("histogram-tof-bins", 1, 1'000'000));
+  h.tof_max_ns = static_cast<std::uint32_t>(v.get_int("histogram-tof-max-ns", 1, 2'147'483'647));
+  h.pixels = static_cast<std::uint32_t>(v.get_int("histogram-pixels", 1, kMaxLiveHistogramPixels));
+  if (h.tof_max_ns < h.tof_bins) {
+    throw ConfigError("--histogram-tof-max-ns: " + std::to_string(h.tof_max_ns) +
+                      " is below --histogram-tof-bins " + std::to_string(h.tof_bins) +
+                      "; expected at least one ns per bin");
+  }
+  if (!h.topic.empty() && o.broker == "none") {
+    throw ConfigError("--histograms: '" + h.topic +
+                      "' needs a Kafka broker; expected --broker HOST:PORT, not 'none'");
+  }
   o.stats_interval_ms = static_cast<std::uint32_t>(s.stats_interval.count());
   o.threads = s.threads;
   return instrument;

@@ -1,5 +1,7 @@
 #include "caen_pipeline.h"
 
+#include <stdexcept>
+
 #include "efu/errors.h"
 #include "efu/plugin_files.h"
 
@@ -62,16 +64,31 @@ std::unique_ptr<CaenShared> load_shared(const CaenSettings& settings) {
   return std::make_unique<CaenShared>(load_instrument(settings), settings.amplitude_threshold);
 }
 
-CaenPipeline::CaenPipeline(const CaenShared& shared, CounterRegistry& counters, EventSink& events)
-    : CaenPipeline(nullptr, &shared, counters, events) {}
+std::vector<EventSink*> event_sinks(const CaenConfig& config, const PipelineContext& context) {
+  if (!has_own_sources(config.instrument)) return {&context.events};
+  std::vector<EventSink*> sinks(source_count(config));
+  for (std::uint32_t i = 0; i < sinks.size(); ++i) {
+    sinks[i] = &event_source(context, bifrost_source_name(i));
+  }
+  return sinks;
+}
+
+CaenPipeline::CaenPipeline(const CaenShared& shared, CounterRegistry& counters,
+                           std::span<EventSink* const> sinks)
+    : CaenPipeline(nullptr, &shared, counters, sinks) {}
+
+CaenPipeline::CaenPipeline(const LoadedInstrument& instrument, std::int64_t amplitude_threshold,
+                           CounterRegistry& counters, std::span<EventSink* const> sinks)
+    : CaenPipeline(std::make_unique<const CaenShared>(instrument, amplitude_threshold), nullptr,
+                   counters, sinks) {}
 
 CaenPipeline::CaenPipeline(const LoadedInstrument& instrument, std::int64_t amplitude_threshold,
                            CounterRegistry& counters, EventSink& events)
-    : CaenPipeline(std::make_unique<const CaenShared>(instrument, amplitude_threshold), nullptr,
-                   counters, events) {}
+    : CaenPipeline(instrument, amplitude_threshold, counters,
+                   std::vector<EventSink*>(source_count(instrument.config), &events)) {}
 
 CaenPipeline::CaenPipeline(std::unique_ptr<const CaenShared> own, const CaenShared* shared,
-                           CounterRegistry& counters, EventSink& events)
+                           CounterRegistry& counters, std::span<EventSink* const> sinks)
     : own_(std::move(own)),
       shared_(shared != nullptr ? *shared : *own_),
       header_parser_(counters,
@@ -80,21 +97,41 @@ CaenPipeline::CaenPipeline(std::unique_ptr<const CaenShared> own, const CaenShar
       readout_parser_(counters, shared_.pixels,
                       ReadoutSettings{shared_.instrument.config.max_tof_ns,
                                       shared_.instrument.config.readout_delay_ns}),
-      events_(events) {}
+      events_(sinks.size()) {
+  const std::uint32_t want = source_count(shared_.instrument.config);
+  if (sinks.size() != want) {
+    throw std::invalid_argument("CaenPipeline: " + std::to_string(sinks.size()) +
+                                " event sinks for " + std::to_string(want) + " sources");
+  }
+  for (std::size_t i = 0; i < sinks.size(); ++i) events_[i].emplace(*sinks[i]);
+}
 
-void CaenPipeline::process(PacketBatch batch) {
+template <typename OnEvent>
+void CaenPipeline::parse_batch(PacketBatch batch, OnEvent&& on_event) {
   for (const PacketView& packet : batch) {
     ess::PacketHeader header;
     if (header_parser_.parse(packet.data, packet.size, header) != ess::HeaderStatus::kData) {
       continue;
     }
     readout_parser_.parse(packet.data + header.header_size, packet.size - header.header_size,
-                          header,
-                          [this](std::uint64_t pulse_ns, std::uint32_t tof, std::uint32_t pixel) {
-                            events_.add(pulse_ns, tof, pixel);
-                          });
+                          header, on_event);
   }
-  events_.flush();
+}
+
+void CaenPipeline::process(PacketBatch batch) {
+  if (events_.size() == 1) {
+    // One source (LoKI, CSPEC, MIRACLES): its buffer, without a per-event table look-up.
+    EventBuffer& out = *events_.front();
+    parse_batch(batch, [&out](std::uint64_t pulse_ns, std::uint32_t tof, std::uint32_t pixel) {
+      out.add(pulse_ns, tof, pixel);
+    });
+  } else {
+    // source < events_.size(): MapResult::source is below source_count() (pixel_map.h).
+    parse_batch(batch,
+                [this](std::uint64_t pulse_ns, std::uint32_t tof, std::uint32_t pixel,
+                       std::uint32_t source) { events_[source]->add(pulse_ns, tof, pixel); });
+  }
+  for (std::optional<EventBuffer>& buffer : events_) buffer->flush();
 }
 
 }  // namespace efu::caen

@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "calibration.h"
 #include "config.h"
@@ -56,11 +59,22 @@ struct CaenShared {
 };
 std::unique_ptr<CaenShared> load_shared(const CaenSettings& settings);
 
+/// The ev44 sink of each of the instrument's sources, by source index (MapResult::source,
+/// source_count() of them): BIFROST's per-triplet sources asked of the host by name
+/// (efu::event_source, bifrost_source_name), once each; the other instruments' one source, the
+/// host's own (context.events). For the plugin's create().
+std::vector<EventSink*> event_sinks(const CaenConfig& config, const PipelineContext& context);
+
 class CaenPipeline final : public Pipeline {
  public:
-  /// A pipeline on the state the plugin loaded once for every processing thread.
-  CaenPipeline(const CaenShared& shared, CounterRegistry& counters, EventSink& events);
-  /// A pipeline with a pixel map of its own (tests and tools, and a create() without init()).
+  /// A pipeline on the state the plugin loaded once for every processing thread; `sinks` has
+  /// one sink per source (event_sinks()), else std::invalid_argument.
+  CaenPipeline(const CaenShared& shared, CounterRegistry& counters,
+               std::span<EventSink* const> sinks);
+  /// A pipeline with a pixel map of its own (a create() without init(), tests and tools).
+  CaenPipeline(const LoadedInstrument& instrument, std::int64_t amplitude_threshold,
+               CounterRegistry& counters, std::span<EventSink* const> sinks);
+  /// As above, with every source's events in one sink (tests, tools and benchmarks).
   CaenPipeline(const LoadedInstrument& instrument, std::int64_t amplitude_threshold,
                CounterRegistry& counters, EventSink& events);
 
@@ -70,13 +84,19 @@ class CaenPipeline final : public Pipeline {
 
  private:
   CaenPipeline(std::unique_ptr<const CaenShared> own, const CaenShared* shared,
-               CounterRegistry& counters, EventSink& events);
+               CounterRegistry& counters, std::span<EventSink* const> sinks);
+  /// Header and readouts of each packet; on_event as ReadoutParser::parse calls it.
+  template <typename OnEvent>
+  void parse_batch(PacketBatch batch, OnEvent&& on_event);
 
   std::unique_ptr<const CaenShared> own_;  // only when the pipeline made its own
   const CaenShared& shared_;
   ess::HeaderParser header_parser_;
   ReadoutParser readout_parser_;
-  EventBuffer events_;  // a packet batch's events, handed to the sink per pulse run
+  // Per source, a packet batch's events, handed to its sink per pulse run. A buffer per source
+  // keeps the runs long (BIFROST's readouts alternate between its 45 triplets), where one shared
+  // buffer would end a run at nearly every event; 2 KB each, written at one spot each.
+  std::vector<std::optional<EventBuffer>> events_;
 };
 
 }  // namespace efu::caen

@@ -1,7 +1,7 @@
 // efu-caen-gen: simulated neutrons of a CAEN charge-division instrument (LoKI, BIFROST, CSPEC,
 // MIRACLES: the --geometry file's Detector) as ESS CAEN readout over UDP, with a ground-truth
-// file (pulse, TOF and pixel per neutron) that an end-to-end test checks efu's events against
-// (docs/caen.md).
+// file (pulse, TOF and pixel per neutron, and BIFROST's ev44 source) that an end-to-end test
+// checks efu's events against (docs/caen.md).
 //
 // The ground truth does not come from efu's pixel code: the generator numbers pixels with its
 // own forward formulas (recipe builders below) and finds amplitudes that give each pixel by
@@ -55,6 +55,7 @@ struct Settings : gen::GeneratorOptions {
   double spot_x = -1, spot_y = -1, spot_radius = 10, ring_width = 3;
   int noise_below = 100;
   std::uint64_t late_per_pulse = 0;
+  bool mix_queues = false;  // each readout in a random output queue, not ring % queues
 };
 
 /// How to make one pixel: the readout's identifiers and amplitudes.
@@ -316,7 +317,9 @@ class Generator {
         stream_(s, kProgram, detector_type(config.instrument), kFaults,
                 wrong_type(config.instrument)),
         packets_(stream_.packets()),
-        truth_(gen::open_ground_truth(s.ground_truth, "# pulse_time_ns tof_ns pixel")) {}
+        truth_(gen::open_ground_truth(s.ground_truth, config.instrument == Instrument::kBifrost
+                                                          ? "# pulse_time_ns tof_ns pixel source"
+                                                          : "# pulse_time_ns tof_ns pixel")) {}
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
 
@@ -387,7 +390,8 @@ class Generator {
   }
 
   void add(const CaenReadout& r, std::uint64_t pulse_ns, std::uint64_t prev_ns) {
-    const unsigned queue = (r.fiber / 2U) % packets_.queues();
+    const unsigned queue = s_.mix_queues ? static_cast<unsigned>(below(packets_.queues()))
+                                         : (r.fiber / 2U) % packets_.queues();
     if (!packets_.empty(queue) && !packets_.fits(queue, kReadoutSize))
       send_queue(queue, pulse_ns, prev_ns);
     write_readout(packets_.append(queue, kReadoutSize), r);
@@ -400,14 +404,25 @@ class Generator {
     // The readout time is what the electronics stamp: efu adds ReadoutConstDelayNS back.
     const std::uint64_t stamped =
         reference_ns + tof - static_cast<std::uint64_t>(config_.readout_delay_ns);
-    const CaenReadout r = readout_of(*recipes_.find(pixel), stamped);
+    const Recipe& recipe = *recipes_.find(pixel);
+    const CaenReadout r = readout_of(recipe, stamped);
     add(r, pulse_ns, prev_ns);
     ++neutrons_;
     if (truth_) {
       const std::uint64_t decoded = ess::to_ns(r.time_high, r.time_low) +
                                     static_cast<std::uint64_t>(config_.readout_delay_ns);
-      truth_ << reference_ns << ' ' << decoded - reference_ns << ' ' << pixel << '\n';
+      truth_ << reference_ns << ' ' << decoded - reference_ns << ' ' << pixel;
+      if (config_.instrument == Instrument::kBifrost) truth_ << ' ' << bifrost_source(recipe);
+      truth_ << '\n';
     }
+  }
+
+  // BIFROST's ev44 source, the tube triplet, as the facility's file writer names it: a ring
+  // reads triplets 3·ring .. 3·ring + 2 of each of the 5 arcs, the readout's group g (0..14)
+  // being arc g / 3 and triplet 3·ring + g % 3.
+  static std::string bifrost_source(const Recipe& r) {
+    return "arc=" + std::to_string(r.group / 3) +
+           ";triplet=" + std::to_string(3 * r.ring + r.group % 3);
   }
 
   // Neutrons of the previous pulse that arrive in the new pulse's packets (their TOF is in the
@@ -524,8 +539,12 @@ int main(int argc, char** argv) {
                  "Neutrons of the previous pulse sent with each pulse's readouts (efu measures "
                  "their TOF against the previous pulse)")
       ->check(CLI::Range(0, 8000));
-  gen::add_stream_options(app, s, "ESS output queues (ring % queues)",
-                          "Write one line per neutron here: pulse_ns tof_ns pixel",
+  app.add_flag("--mix-queues", s.mix_queues,
+               "Put each readout in a random output queue (default: ring % queues), so that one "
+               "ring's readouts reach several of efu's processing threads");
+  gen::add_stream_options(app, s, "ESS output queues (ring % queues, or see --mix-queues)",
+                          "Write one line per neutron here: pulse_ns tof_ns pixel (BIFROST: and "
+                          "the ev44 source, arc=A;triplet=T)",
                           efu::caen::kFaults);
   CLI11_PARSE(app, argc, argv);
   return gen::run_main(efu::caen::kProgram, [&] {

@@ -6,6 +6,19 @@
 
 namespace efu::caen {
 
+std::uint32_t source_count(const CaenConfig& config) noexcept {
+  return has_own_sources(config.instrument) ? kBifrostTripletsPerRing * (config.max_ring + 1) : 1;
+}
+
+std::string bifrost_source_name(std::uint32_t index) {
+  const std::uint32_t ring = index / kBifrostTripletsPerRing;
+  const std::uint32_t group = index % kBifrostTripletsPerRing;
+  const std::uint32_t arc = group / kBifrostArcTripletsPerRing;
+  const std::uint32_t triplet =
+      group % kBifrostArcTripletsPerRing + kBifrostArcTripletsPerRing * ring;
+  return "arc=" + std::to_string(arc) + ";triplet=" + std::to_string(triplet);
+}
+
 PixelMap::PixelMap(const CaenConfig& config, const Calibration& calibration,
                    std::int64_t amplitude_threshold)
     : config_(config), calibration_(calibration), threshold_(amplitude_threshold) {

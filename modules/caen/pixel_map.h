@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "caen_readout.h"
 #include "calibration.h"
@@ -46,6 +47,7 @@ inline std::uint32_t round_non_negative(double v) noexcept {
 struct MapResult {
   MapStatus status;
   Calibration::Clamp clamp;  // LoKI: the calibrated position was clamped to [0, 1]
+  std::uint16_t source;      // the event's ev44 source (source_count()): BIFROST's triplet, else 0
   std::uint32_t pixel;
 };
 
@@ -56,8 +58,30 @@ inline constexpr ess::LogicalGeometry kMiraclesGrid{48, 128};
 inline constexpr std::uint32_t kBifrostTripletsPerRing = 15;
 inline constexpr std::uint32_t kBifrostTubesPerTriplet = 3;
 inline constexpr std::uint32_t kBifrostTubePixels = 100;
+inline constexpr std::uint32_t kBifrostArcTripletsPerRing = 3;  // a ring: 3 triplets of each arc
 inline constexpr std::uint32_t kCspecGroupsPerRing = 24;
 inline constexpr std::uint32_t kMiraclesRingXOffset = 24;  // rings 1 and 3
+
+// --- Sources -------------------------------------------------------------------------------
+// BIFROST publishes one ev44 source per tube triplet, as the facility's file writer expects
+// (the reference's BifrostGeometry serialisers): source index = ring·15 + group (the
+// calibration group), 15·(MaxRing + 1) of them. A ring reads 3 triplets of each of the 5 arcs,
+// so the name follows from the index i as
+//   ring = i / 15, t = i % 15;  arc = t / 3,  triplet = t % 3 + 3·ring
+//   name = "arc={arc};triplet={triplet}"
+// e.g. ring 1, group 7 → i = 22 → "arc=2;triplet=4". (Only groups 0..14 reach a pixel: group 15
+// would be y ≥ 15, outside the 15-row grid, so every event's index is below the count.)
+// The other instruments publish every event under the host's own source (--source): one source,
+// index 0.
+
+/// Whether the instrument publishes several sources (BIFROST) rather than the host's own.
+inline bool has_own_sources(Instrument instrument) noexcept {
+  return instrument == Instrument::kBifrost;
+}
+/// The number of ev44 sources: 15·(MaxRing + 1) for BIFROST, else 1 (the host's).
+std::uint32_t source_count(const CaenConfig& config) noexcept;
+/// The name of BIFROST's source `index` ("arc={a};triplet={t}").
+std::string bifrost_source_name(std::uint32_t index);
 
 class PixelMap {
  public:
@@ -84,11 +108,12 @@ class PixelMap {
 
  private:
   static constexpr MapResult fail(MapStatus s) noexcept {
-    return MapResult{s, Calibration::Clamp::kNone, 0};
+    return MapResult{s, Calibration::Clamp::kNone, 0, 0};
   }
   static constexpr MapResult ok(std::uint32_t pixel,
-                                Calibration::Clamp clamp = Calibration::Clamp::kNone) noexcept {
-    return pixel == 0 ? fail(MapStatus::kPixel) : MapResult{MapStatus::kOk, clamp, pixel};
+                                Calibration::Clamp clamp = Calibration::Clamp::kNone,
+                                std::uint16_t source = 0) noexcept {
+    return pixel == 0 ? fail(MapStatus::kPixel) : MapResult{MapStatus::kOk, clamp, source, pixel};
   }
 
   MapResult map_loki(const CaenReadout& r) const noexcept;
@@ -164,6 +189,7 @@ inline MapResult PixelMap::map_loki(const CaenReadout& r) const noexcept {
 //   x = ring·Resolution + (group%3)·100 + trunc((ratio − lo) / (hi − lo) · 99)
 //   y = (group/3)·3 + unit
 //   pixel = 1 + x + 900·y on the 900 × 15 grid
+//   source = ring·15 + group (the calibration group: its triplet)
 inline MapResult PixelMap::map_bifrost(const CaenReadout& r) const noexcept {
   const std::uint32_t ring = r.fiber / 2U;
   if (ring > config_.max_ring) return fail(MapStatus::kRing);
@@ -186,7 +212,8 @@ inline MapResult PixelMap::map_bifrost(const CaenReadout& r) const noexcept {
                           (r.group % kBifrostTubesPerTriplet) * kBifrostTubePixels + x_local;
   const std::uint32_t y = (r.group / kBifrostTubesPerTriplet) * kBifrostTubesPerTriplet +
                           static_cast<std::uint32_t>(unit);
-  return ok(kBifrostGrid.pixel(x, y));
+  // group < 15·(MaxRing + 1) ≤ 180 here: it fits the 16-bit source.
+  return ok(kBifrostGrid.pixel(x, y), Calibration::Clamp::kNone, static_cast<std::uint16_t>(group));
 }
 
 // --- CSPEC --------------------------------------------------------------------------------

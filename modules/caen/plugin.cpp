@@ -13,15 +13,18 @@ void* init(const efu::OptionValues& options) {
   return efu::caen::load_shared(efu::caen::settings_from_options(options)).release();
 }
 
+// One sink per source, asked of the host here, once: BIFROST's per-triplet sources by name (a
+// table the hot path indexes by triplet), the other instruments' the host's own.
 efu::Pipeline* create(const efu::PipelineContext& context) {
   if (const auto* shared = efu::shared_state<efu::caen::CaenShared>(context)) {
-    return new efu::caen::CaenPipeline(*shared, context.counters, context.events);
+    return new efu::caen::CaenPipeline(*shared, context.counters,
+                                       efu::caen::event_sinks(shared->instrument.config, context));
   }
   // A caller that did not run init() (the fuzz driver): this pipeline loads its own.
   const efu::caen::CaenSettings settings = efu::caen::settings_from_options(context.options);
-  return new efu::caen::CaenPipeline(efu::caen::load_instrument(settings),
-                                     settings.amplitude_threshold, context.counters,
-                                     context.events);
+  const efu::caen::LoadedInstrument instrument = efu::caen::load_instrument(settings);
+  return new efu::caen::CaenPipeline(instrument, settings.amplitude_threshold, context.counters,
+                                     efu::caen::event_sinks(instrument.config, context));
 }
 
 const efu::PluginDescriptor kDescriptor{

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <type_traits>
 
 #include "caen_readout.h"
 #include "efu/counter_group.h"
@@ -94,7 +95,9 @@ class ReadoutParser {
         clamp_high_(counters.counter("calibration.clamp_high")),
         errors_(counters, "readouts.errors.", kReadoutErrorNames) {}
 
-  /// Parses the bytes after the header; `on_event(pulse_ns, tof_ns, pixel)` per good readout.
+  /// Parses the bytes after the header; per good readout `on_event(pulse_ns, tof_ns, pixel,
+  /// source)` with the event's source index (MapResult::source), or `on_event(pulse_ns, tof_ns,
+  /// pixel)` for a caller that has one sink (tools and benchmarks).
   template <typename OnEvent>
   void parse(const std::uint8_t* data, std::uint32_t size, const ess::PacketHeader& header,
              OnEvent&& on_event) noexcept {
@@ -117,7 +120,13 @@ class ReadoutParser {
       if (m.clamp == Calibration::Clamp::kLow) clamp_low_.add();
       if (m.clamp == Calibration::Clamp::kHigh) clamp_high_.add();
       events_.add();
-      on_event(tof.pulse_ns, static_cast<std::uint32_t>(tof.tof_ns), m.pixel);
+      const auto tof_ns = static_cast<std::uint32_t>(tof.tof_ns);
+      if constexpr (std::is_invocable_v<OnEvent&, std::uint64_t, std::uint32_t, std::uint32_t,
+                                        std::uint32_t>) {
+        on_event(tof.pulse_ns, tof_ns, m.pixel, std::uint32_t{m.source});
+      } else {
+        on_event(tof.pulse_ns, tof_ns, m.pixel);
+      }
     });
   }
 

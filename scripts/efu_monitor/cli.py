@@ -8,12 +8,14 @@ from efu_monitor.stats import EventStats, StatusView
 from efu_monitor import cdt
 from efu_monitor.image import PixelImage
 from efu_monitor.dump import JsonDump
+from efu_monitor.histograms import HistogramView, is_da00
+from efu_monitor.merge import MergeView
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="efu-monitor",
-        description="Live view of efu's ev44 events and x5f2 status on Kafka.")
+        description="Live view of efu's ev44 events, da00 histograms and x5f2 status on Kafka.")
     p.add_argument("--broker", default="127.0.0.1:9092", help="bootstrap HOST:PORT")
     p.add_argument("--instrument", default="efu",
                    help="topics <instrument>_detector and <instrument>_status")
@@ -42,6 +44,15 @@ def parse_args(argv):
     p.add_argument("--cdt", choices=sorted(cdt.INSTRUMENTS),
                    help="draw the image as this CDT instrument's module-type panels "
                         "(docs/cdt.md, Monitor); no --width/--height")
+    p.add_argument("--merge", nargs="?", const="", metavar="SOURCES",
+                   help="several efu processes on one topic: merge their events by pulse time "
+                        "and check each source's message_ids; SOURCES (a,b,...) are waited for "
+                        "before a pulse is complete (docs/kafka.md)")
+    p.add_argument("--histograms", metavar="TOPIC",
+                   help="also read the da00 histograms of this topic (efu --histograms TOPIC); "
+                        "da00 on the events topic (beam monitors) is always read")
+    p.add_argument("--histogram-image", metavar="FILE",
+                   help="write a PNG of every da00 source's histogram, summed, at exit")
     p.add_argument("--quiet", action="store_true", help="no live view, only the summary")
     args = p.parse_args(argv)
     args.events_topic = args.events_topic or args.instrument + "_detector"
@@ -68,8 +79,12 @@ def main(argv=None):
     elif args.image:
         image = PixelImage(args.width, args.height, args.image_seconds, args.first_pixel)
     dump = JsonDump(args.dump_json) if args.dump_json else None
-    reader = TopicReader(args.broker, [args.events_topic, args.status_topic],
-                         args.from_beginning)
+    merger = MergeView(filter(None, args.merge.split(","))) if args.merge is not None else None
+    histograms = HistogramView()
+    topics = [args.events_topic, args.status_topic]
+    if args.histograms and args.histograms not in topics:
+        topics.append(args.histograms)
+    reader = TopicReader(args.broker, topics, args.from_beginning)
     started = time.monotonic()
     next_view = started + 1.0
     try:
@@ -82,17 +97,22 @@ def main(argv=None):
             msg = reader.poll(0.1)
             if msg is not None:
                 topic, payload = msg
-                if topic == args.events_topic:
+                if is_da00(payload):
+                    histograms.add(payload)
+                elif topic == args.events_topic:
                     ev = events.add(payload)
                     if ev is not None:
                         if dump:
                             dump.write(ev)
                         if image:
                             image.add(ev.pixel_id)
+                        if merger:
+                            merger.add(ev)
                 elif topic == args.status_topic:
                     status.add(payload)
             if not args.quiet and now >= next_view:
-                print(events.live_line() + status.live_line(), flush=True)
+                print(events.live_line() + status.live_line()
+                      + (histograms.live_line() if histograms.messages else ""), flush=True)
                 events.start_interval()
                 next_view = now + 1.0
     except KeyboardInterrupt:
@@ -106,5 +126,11 @@ def main(argv=None):
         cdt.save(args.image, args.cdt, counts, image.subtitle(counts), args.title)
     elif image:
         image.save(args.image, args.x_label, args.y_label, args.title, args.row_groups)
+    if args.histogram_image:
+        histograms.save(args.histogram_image, args.title)
     print(events.summary() + " " + status.summary(), flush=True)
+    if histograms.messages or args.histograms:
+        print(histograms.summary(), flush=True)
+    if merger:
+        print(merger.summary(), flush=True)
     return 0

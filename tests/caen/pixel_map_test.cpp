@@ -2,6 +2,7 @@
 // hand from the facility's formulas (docs/caen.md); the arithmetic is in the comment above it.
 #include "pixel_map.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -173,6 +174,76 @@ TEST(BifrostPixel, Rejections) {
   EXPECT_EQ(f.status(readout(0, 0, 0, 300, 700)), MapStatus::kOutsideInterval);   // 0.3
   EXPECT_EQ(bifrost(test::kBifrostConfig, 30).status(readout(4, 0, 0, 500, 500)),
             MapStatus::kCalibrationGroup);  // group 30 of 30
+}
+
+// --- Sources: BIFROST's one ev44 source per triplet, the others' one ---------------------------
+// The names follow the reference's BIFROST serialiser formula for source index i:
+//   ring = i / 15, t = i − 15·ring;  arc = t / 3,  triplet = t % 3 + 3·ring
+//   name = "arc={arc};triplet={triplet}"
+
+TEST(CaenSources, BifrostNamesFromTheFacilityFormula) {
+  // i = 0: ring 0, t 0 → arc 0/3 = 0, triplet 0%3 + 0 = 0.
+  EXPECT_EQ(bifrost_source_name(0), "arc=0;triplet=0");
+  // i = 2: ring 0, t 2 → arc 0, triplet 2.
+  EXPECT_EQ(bifrost_source_name(2), "arc=0;triplet=2");
+  // i = 14: ring 0, t 14 → arc 14/3 = 4, triplet 14%3 = 2.
+  EXPECT_EQ(bifrost_source_name(14), "arc=4;triplet=2");
+  // i = 15: ring 1, t 0 → arc 0, triplet 0 + 3 = 3.
+  EXPECT_EQ(bifrost_source_name(15), "arc=0;triplet=3");
+  // i = 22: ring 1, t 7 → arc 7/3 = 2, triplet 7%3 + 3 = 4.
+  EXPECT_EQ(bifrost_source_name(22), "arc=2;triplet=4");
+  // i = 31: ring 2, t 1 → arc 0, triplet 1 + 6 = 7.
+  EXPECT_EQ(bifrost_source_name(31), "arc=0;triplet=7");
+  // i = 44: ring 2, t 14 → arc 4, triplet 2 + 6 = 8 (the last of MaxRing 2's 45).
+  EXPECT_EQ(bifrost_source_name(44), "arc=4;triplet=8");
+}
+
+TEST(CaenSources, BifrostHasOneSourcePerTripletEachNamedOnce) {
+  // MaxRing 2: 15·3 = 45 sources, the 5 arcs × 9 triplets, no name twice.
+  const Fixture f = bifrost();
+  ASSERT_EQ(source_count(f.config), 45U);
+  std::vector<std::string> names;
+  for (std::uint32_t i = 0; i < 45; ++i) names.push_back(bifrost_source_name(i));
+  std::vector<std::string> want;
+  for (int arc = 0; arc < 5; ++arc) {
+    for (int triplet = 0; triplet < 9; ++triplet) {
+      want.push_back("arc=" + std::to_string(arc) + ";triplet=" + std::to_string(triplet));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(names, want);
+  // MaxRing 0: the 15 of ring 0.
+  const Fixture one(R"({"Detector": "bifrost", "MaxRing": 0, "Resolution": 300, "MaxGroup": 14})",
+                    calibration_text("bifrost", 15, 3, test::kBifrostIntervals));
+  EXPECT_EQ(source_count(one.config), 15U);
+}
+
+TEST(CaenSources, BifrostEventsCarryTheirTripletsSource) {
+  const Fixture f = bifrost();
+  // Fibre 3 → ring 1, group 7, A = B = 500 (ratio 0.5, tube 1): source 1·15 + 7 = 22,
+  // "arc=2;triplet=4".
+  MapResult m = f.map.map(readout(3, 0, 7, 500, 500));
+  ASSERT_EQ(m.status, MapStatus::kOk);
+  EXPECT_EQ(m.source, 22U);
+  EXPECT_EQ(bifrost_source_name(m.source), "arc=2;triplet=4");
+  // Fibre 0 → ring 0, group 0: source 0. Fibre 5 → ring 2, group 14: source 2·15 + 14 = 44.
+  EXPECT_EQ(f.map.map(readout(0, 0, 0, 0, 1000)).source, 0U);
+  EXPECT_EQ(f.map.map(readout(5, 0, 14, 1000, 0)).source, 44U);
+  // Fibre 4 → ring 2, group 1: source 31, "arc=0;triplet=7".
+  m = f.map.map(readout(4, 0, 1, 500, 500));
+  ASSERT_EQ(m.status, MapStatus::kOk);
+  EXPECT_EQ(m.source, 31U);
+}
+
+TEST(CaenSources, TheOtherInstrumentsHaveOneSource) {
+  const Fixture l = loki();
+  EXPECT_EQ(source_count(l.config), 1U);
+  EXPECT_FALSE(has_own_sources(l.config.instrument));
+  EXPECT_EQ(l.map.map(readout(2, 1, 5, 300, 200, 400, 100)).source, 0U);
+  EXPECT_TRUE(has_own_sources(Instrument::kBifrost));
+  EXPECT_FALSE(has_own_sources(Instrument::kCspec));
+  EXPECT_FALSE(has_own_sources(Instrument::kMiracles));
 }
 
 // --- CSPEC (Resolution 180, grid 900 × 180) -------------------------------------------------

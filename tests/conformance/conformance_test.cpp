@@ -1,4 +1,4 @@
-// Plugin conformance: every plugin efu ships (udp, multiblade, caen, cdt, nmx, trex) and the
+// Plugin conformance: every plugin efu ships (udp, multiblade, caen, cdt, nmx, trex, cbm) and the
 // SDK's example plugin (tests/sdk/example_plugin, built here in tree) against the contract of
 // docs/plugins.md:
 // - the descriptor: this efu's ABI, its name, a version and a summary, options with unique,
@@ -37,7 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kSource = EFU_SOURCE_DIR;
-const std::string kPlugins = EFU_PLUGIN_BUILD_DIR;  // udp, multiblade, caen, cdt, nmx, trex
+const std::string kPlugins = EFU_PLUGIN_BUILD_DIR;  // udp, multiblade, caen, cdt, nmx, trex, cbm
 const std::string kExample = EFU_TEST_PLUGIN_DIR;   // the SDK example, built in tree
 const std::string kEfu = EFU_BIN;
 
@@ -94,6 +94,12 @@ const std::vector<Case>& cases() {
        {"--max-grid-span", "0"},
        "--max-grid-span: 0 is out of range; expected 1..65535",
        {{"geometry", "modules/trex/configs/let.json"}}},
+      {"cbm",
+       kPlugins,
+       {"docs/cbm.md"},
+       {"--geometry", "/nonexistent/cbm.json"},
+       "cbm config '/nonexistent/cbm.json': cannot be read; expected a readable JSON file",
+       {{"geometry", "modules/cbm/configs/cbm.json"}}},
       {"example",
        kExample,
        {"docs/plugins.md"},

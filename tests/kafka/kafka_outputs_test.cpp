@@ -1,9 +1,12 @@
 // make_kafka_outputs against the test suite's real broker: what is produced is what a consumer
 // reads, decoded by our generated readers, by the facility's Python package and by efu-monitor.
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -14,6 +17,7 @@
 #include "efu/errors.h"
 #include "efu/outputs.h"
 #include "efu/schemas/ar51_readout_data_generated.h"
+#include "efu/schemas/da00_dataarray_generated.h"
 #include "efu/schemas/ev44_events_generated.h"
 #include "efu/schemas/x5f2_status_generated.h"
 #include "test_consumer.h"
@@ -342,6 +346,149 @@ TEST_F(KafkaOutputsTest, AFullQueueDropsNothingWhileTheBrokerKeepsUp) {
   EXPECT_EQ(counters_.value("kafka.delivery.ok"), messages);
   EXPECT_EQ(consume(bootstrap_, settings_.events_topic, messages, std::chrono::seconds(60)).size(),
             messages);
+}
+
+// A plugin's named sources (PipelineContext::sources): each name is one ev44 stream whatever the
+// thread, with its own message ids, consecutive as consumed; da00 arrays go out under their
+// source's name; and with live histograms on, every ev44 source's events are in the histograms
+// of the live topic.
+TEST_F(KafkaOutputsTest, NamedSourcesHaveTheirOwnIdsAndLiveHistogramsCountEveryEvent) {
+  settings_.threads = 2;
+  settings_.raw_sample_every = 0;
+  settings_.ev44_max_bytes = 300;  // ~16 events a message
+  settings_.histograms.topic = unique_topic("live");
+  settings_.histograms.pulses = 3;
+  settings_.histograms.tof_bins = 10;
+  settings_.histograms.tof_max_ns = 1000;
+  settings_.histograms.pixels = 64;
+  auto outputs = make_kafka_outputs(settings_, counters_);
+  // As the host does: each thread's pipeline asks for its sources in create(), on this thread.
+  struct Sinks {
+    EventSink* own;
+    EventSink* a;
+    EventSink* b;
+    HistogramSink* monitor;
+  };
+  Sinks sinks[2];
+  for (unsigned t = 0; t < 2; ++t) {
+    SourceOutputs* sources = outputs->events(t).sources();
+    ASSERT_NE(sources, nullptr);
+    sinks[t] = {&outputs->events(t).sink(), &sources->events("arc=0;triplet=1"),
+                &sources->events("arc=4;triplet=14"), &sources->histograms("monitor_1")};
+    EXPECT_EQ(&sources->events("arc=0;triplet=1"), sinks[t].a) << "a name asked twice";
+  }
+  counters_.freeze();
+
+  // Per source and thread: events over 9 pulses; the expected histograms over all of them.
+  constexpr int kEvents[3] = {400, 900, 650};  // own, a, b (per thread)
+  std::vector<std::uint64_t> tof_expected(10), pixel_expected(64);
+  std::uint64_t events_sent = 0;
+  const std::int32_t monitor_edges[3] = {0, 500, 1000};
+  const std::uint64_t monitor_counts[2] = {7, 11};
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < 2; ++t) {
+    for (int s = 0; s < 3; ++s) {
+      for (int i = 0; i < kEvents[s]; ++i) {
+        const auto tof = static_cast<std::uint32_t>((i * 37 + s * 5 + t) % 1100);  // some beyond
+        const auto pixel = static_cast<std::uint32_t>(1 + (i * 3 + s + t) % 70);   // some above
+        if (tof < 1000) ++tof_expected[tof / 100];
+        if (pixel <= 64) ++pixel_expected[pixel - 1];
+        ++events_sent;
+      }
+    }
+  }
+  for (unsigned t = 0; t < 2; ++t) {
+    workers.emplace_back([&, t] {
+      EventSink* targets[3] = {sinks[t].own, sinks[t].a, sinks[t].b};
+      for (int s = 0; s < 3; ++s) {
+        for (int i = 0; i < kEvents[s]; ++i) {
+          const std::uint64_t pulse =
+              1'700'000'000'000'000'000ULL + (i * 9 / kEvents[s]) * 71'428'571ULL;
+          targets[s]->add(pulse, static_cast<std::uint32_t>((i * 37 + s * 5 + t) % 1100),
+                          static_cast<std::uint32_t>(1 + (i * 3 + s + t) % 70));
+        }
+      }
+      static constexpr std::array<const char*, 1> kAxis{"frame_time"};
+      const std::array<std::int64_t, 1> edge_shape{3}, count_shape{2};
+      const std::array<Da00Variable, 2> vars{{
+          {"frame_time", "ns", kAxis, edge_shape, Da00Type::int32, monitor_edges,
+           sizeof monitor_edges},
+          {"signal", "counts", kAxis, count_shape, Da00Type::uint64, monitor_counts,
+           sizeof monitor_counts},
+      }};
+      sinks[t].monitor->publish(DataArrayView{1'700'000'000'000'000'000ULL + t, vars});
+      outputs->events(t).flush();
+    });
+  }
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(outputs->flush(std::chrono::seconds(30)), 0U);
+  EXPECT_EQ(counters_.value("ev44.events"), events_sent);
+  EXPECT_EQ(counters_.value("ev44.events.dropped"), 0U);
+  EXPECT_EQ(counters_.value("da00.messages.dropped"), 0U);
+
+  // The events topic: ev44 per source with consecutive ids as consumed, and the two arrays.
+  const std::uint64_t ev44_messages = counters_.value("ev44.messages");
+  const auto consumed =
+      consume(bootstrap_, settings_.events_topic, ev44_messages + 2, std::chrono::seconds(60));
+  ASSERT_EQ(consumed.size(), ev44_messages + 2);
+  std::map<std::string, std::int64_t> next_id;
+  std::map<std::string, std::uint64_t> events_of;
+  std::vector<std::uint64_t> monitor_timestamps;
+  for (const std::string& m : consumed) {
+    ASSERT_GE(m.size(), 8U);
+    if (std::memcmp(m.data() + 4, "da00", 4) == 0) {
+      const auto* array = Getda00_DataArray(m.data());
+      EXPECT_EQ(array->source_name()->str(), "monitor_1");
+      monitor_timestamps.push_back(array->timestamp());
+      ASSERT_EQ(array->data()->size(), 2U);
+      const auto* signal = array->data()->Get(1);
+      EXPECT_EQ(signal->name()->str(), "signal");
+      EXPECT_EQ(signal->data_type(), da00_dtype::uint64);
+      ASSERT_EQ(signal->data()->size(), sizeof monitor_counts);
+      EXPECT_EQ(std::memcmp(signal->data()->data(), monitor_counts, sizeof monitor_counts), 0);
+      continue;
+    }
+    const auto* ev = GetEvent44Message(m.data());
+    const std::string source = ev->source_name()->str();
+    EXPECT_EQ(ev->message_id(), next_id[source]) << "source " << source;
+    next_id[source] = ev->message_id() + 1;
+    events_of[source] += ev->pixel_id()->size();
+  }
+  EXPECT_EQ(events_of["efutest"], 2U * kEvents[0]);
+  EXPECT_EQ(events_of["arc=0;triplet=1"], 2U * kEvents[1]);
+  EXPECT_EQ(events_of["arc=4;triplet=14"], 2U * kEvents[2]);
+  EXPECT_EQ(events_of.size(), 3U);
+  std::sort(monitor_timestamps.begin(), monitor_timestamps.end());
+  EXPECT_EQ(monitor_timestamps, (std::vector<std::uint64_t>{1'700'000'000'000'000'000ULL,
+                                                            1'700'000'000'000'000'001ULL}));
+
+  // The live topic: the sum of every window's histograms is the histogram of every event sent;
+  // what is outside the ranges is in the counters.
+  const std::uint64_t live_messages = 2 * counters_.value("histograms.published");
+  ASSERT_GE(live_messages, 4U);
+  const auto live =
+      consume(bootstrap_, settings_.histograms.topic, live_messages, std::chrono::seconds(60));
+  ASSERT_EQ(live.size(), live_messages);
+  std::vector<std::uint64_t> tof_got(10), pixel_got(64);
+  for (const std::string& m : live) {
+    const auto* array = Getda00_DataArray(m.data());
+    const std::string source = array->source_name()->str();
+    const auto* signal = array->data()->Get(1);
+    ASSERT_EQ(signal->data_type(), da00_dtype::uint32);
+    std::vector<std::uint32_t> counts(signal->data()->size() / 4);
+    std::memcpy(counts.data(), signal->data()->data(), counts.size() * 4);
+    std::vector<std::uint64_t>& got = source == "efutest_tof" ? tof_got : pixel_got;
+    ASSERT_TRUE(source == "efutest_tof" || source == "efutest_pixels") << source;
+    ASSERT_EQ(counts.size(), got.size()) << source;
+    for (std::size_t i = 0; i < counts.size(); ++i) got[i] += counts[i];
+  }
+  EXPECT_EQ(tof_got, tof_expected);
+  EXPECT_EQ(pixel_got, pixel_expected);
+  std::uint64_t in_tof = 0, in_pixels = 0;
+  for (auto c : tof_expected) in_tof += c;
+  for (auto c : pixel_expected) in_pixels += c;
+  EXPECT_EQ(in_tof + counters_.value("histograms.tof.beyond_range"), events_sent);
+  EXPECT_EQ(in_pixels + counters_.value("histograms.pixels.out_of_range"), events_sent);
 }
 
 TEST_F(KafkaOutputsTest, BadKafkaConfigFileIsAConfigError) {

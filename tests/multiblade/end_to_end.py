@@ -18,13 +18,16 @@ Asserts, against the generator's ground truth and summary:
 Every wait is bounded; nothing asserts on elapsed time.
 """
 import argparse
+import bisect
 import os
 import sys
+import uuid
 
-from support.checks import check, finish
+from support.checks import check, finish, require
 from support.e2e import (check_events_against_truth, check_host_accounting, events_of, read_truth,
                          run_efu_and_generator)
-from support.kafka import read_events
+from support.kafka import read_events, read_topic
+from streaming_data_types import deserialise_da00
 
 # The generator writes each neutron's prompt (centre-wire) hit at the neutron time and all other
 # hits 0..jitter later, so the event time (earliest hit) is the neutron time up to ESS tick
@@ -53,7 +56,77 @@ VARIANTS = {
     "estia_shuffled": ("estia.json", ["--shuffle"], 4, 2),
     "estia_delayed": ("estia.json", ["--shuffle", "--delay-fraction", "0.2",
                                      "--max-delay-ns", "200000"], 4, 2),
+    # efu --histograms: the live histograms of two processing threads, summed over every window,
+    # equal the histograms of the ev44 events consumed.
+    "live_histograms": ("freia.json", [], 3, 2),
 }
+
+# The live histograms' binning in the live_histograms variant: 200 TOF bins over one 14 Hz pulse
+# period, and pixel ids 1..70000 (any event beyond either range is in its counter, checked too).
+LIVE_TOF_BINS = 200
+LIVE_TOF_MAX_NS = 71428571
+LIVE_PIXELS = 70000
+LIVE_PULSES = 5
+
+
+def check_live_histograms(broker, topic, events, stats):
+    """The da00 messages of `topic`, decoded with the facility's package and summed bin by bin
+    over every window and thread, equal the histograms of the ev44 `events`; what lies outside
+    the ranges is in the two counters."""
+    arrays = read_topic(broker, topic, deserialise_da00)
+    check(len(arrays) == 2 * stats.get("histograms.published", 0),
+          "live messages %d == 2 x histograms.published %d"
+          % (len(arrays), stats.get("histograms.published", 0)))
+    by_source = {}
+    for a in arrays:
+        by_source.setdefault(a.source_name, []).append(a)
+    require(sorted(by_source) == ["multiblade_pixels", "multiblade_tof"],
+            "live sources %s" % sorted(by_source))
+    # Edges as efu --help documents them: edge[i] = floor(i * max / bins).
+    edges = [i * LIVE_TOF_MAX_NS // LIVE_TOF_BINS for i in range(LIVE_TOF_BINS + 1)]
+    want_tof = [0] * LIVE_TOF_BINS
+    want_pixels = [0] * LIVE_PIXELS
+    beyond = out_of_range = 0
+    for _, tof, pixel in events:
+        if tof < LIVE_TOF_MAX_NS:
+            want_tof[bisect.bisect_right(edges, tof) - 1] += 1
+        else:
+            beyond += 1
+        if 1 <= pixel <= LIVE_PIXELS:
+            want_pixels[pixel - 1] += 1
+        else:
+            out_of_range += 1
+    got = {}
+    for source, axis, size in (("multiblade_tof", "frame_time", LIVE_TOF_BINS),
+                               ("multiblade_pixels", "pixel_id", LIVE_PIXELS)):
+        total = [0] * size
+        for a in by_source[source]:
+            variables = {v.name: v for v in a.data}
+            require(sorted(variables) == sorted([axis, "signal"]),
+                    "%s variables %s" % (source, sorted(variables)))
+            signal = variables["signal"]
+            require(list(signal.axes) == [axis] and len(signal.data) == size,
+                    "%s signal axes %s, %d bins" % (source, list(signal.axes), len(signal.data)))
+            if source == "multiblade_tof":
+                require([int(e) for e in variables[axis].data] == edges,
+                        "frame_time edges are floor(i * max / bins)")
+            for i, c in enumerate(signal.data):
+                total[i] += int(c)
+        got[source] = total
+    check(got["multiblade_tof"] == want_tof,
+          "summed live TOF histogram equals the ev44 events' (%d vs %d events)"
+          % (sum(got["multiblade_tof"]), sum(want_tof)))
+    check(got["multiblade_pixels"] == want_pixels,
+          "summed live pixel histogram equals the ev44 events' (%d vs %d events)"
+          % (sum(got["multiblade_pixels"]), sum(want_pixels)))
+    check(stats.get("histograms.tof.beyond_range", 0) == beyond,
+          "histograms.tof.beyond_range %d == %d" % (stats.get("histograms.tof.beyond_range", 0), beyond))
+    check(stats.get("histograms.pixels.out_of_range", 0) == out_of_range,
+          "histograms.pixels.out_of_range %d == %d"
+          % (stats.get("histograms.pixels.out_of_range", 0), out_of_range))
+    check(stats.get("histograms.published", 0) >= 2, "at least two windows published")
+    print("ok live histograms: %d windows, %d events in the TOF histogram, %d in the pixel one"
+          % (len(arrays) // 2, sum(want_tof), sum(want_pixels)))
 
 
 def main():
@@ -81,6 +154,12 @@ def main():
     gro = args.variant in ("gso", "neighbours_gro")
     if gro:
         gen += ["--gso"]
+    live = args.variant == "live_histograms"
+    live_topic = "e2e_live_%d_%s" % (os.getpid(), uuid.uuid4().hex[:8])
+    live_args = ["--histograms", live_topic, "--histogram-pulses", str(LIVE_PULSES),
+                 "--histogram-tof-bins", str(LIVE_TOF_BINS),
+                 "--histogram-tof-max-ns", str(LIVE_TOF_MAX_NS),
+                 "--histogram-pixels", str(LIVE_PIXELS)] if live else []
     run = run_efu_and_generator(
         args.build_dir, args.broker, "mb_" + args.variant,
         # The wall-clock cluster timeout (200 ms) is for a stream that pauses; here a generator or
@@ -90,7 +169,8 @@ def main():
         ["--module", "multiblade", "--geometry", config, "--processing-threads", str(threads),
          "--cluster-timeout-ms", "600000"]
         + (["--gro", "on"] if gro else [])
-        + (["--receive-threads", "2"] if args.variant == "neighbours_rx2" else []),
+        + (["--receive-threads", "2"] if args.variant == "neighbours_rx2" else [])
+        + live_args,
         "efu-multiblade-gen", gen)
     sent, stats = run["sent"], run["stats"]
     faults = sent["faults"]
@@ -147,6 +227,8 @@ def main():
     check_events_against_truth(events, truth, drops, TOF_TOLERANCE_NS,
                                distorted_per_lost_packet=2 * MAX_READOUTS_PER_PACKET,
                                lost_packets=lost_packets)
+    if live:
+        check_live_histograms(args.broker, live_topic, events, stats)
     worst = 0
     if drops == 0:
         worst = max(abs(e[1] - t[1]) for e, t in zip(sorted(events), sorted(truth)))

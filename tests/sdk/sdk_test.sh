@@ -21,7 +21,8 @@ for private in spsc_ring.h packet_pool.h outputs.h cpu_relax.h kafka; do
   [[ ! -e $work/prefix/include/efu/$private ]] || fail "host-private efu/$private installed"
 done
 installed=$(cd "$work/prefix/include" && find efu -name '*.h' -not -path 'efu/schemas/*' | sort)
-sdk="efu/counter_group.h efu/counters.h efu/errors.h efu/event_buffer.h efu/ess/byte_reader.h
+sdk="efu/counter_group.h efu/counters.h efu/da00/tof_histogram.h efu/errors.h efu/event_buffer.h
+efu/ess/byte_reader.h
 efu/ess/ess_time.h
 efu/ess/header_writer.h efu/ess/logical_geometry.h efu/ess/packet_assembler.h
 efu/ess/readout_blocks.h efu/ess/readout_header.h efu/gen/ess_stream.h efu/gen/faults.h

@@ -102,12 +102,12 @@ KAFKA_DELIVERY_FAILURES = ("timed_out", "too_large", "topic", "purged", "other")
 
 def check_kafka_accounting(stats: dict) -> int:
     """efu's final counters account for every message and every event it made, exactly:
-    produced (ev44 + x5f2 + ar51) = delivered + failed (by reason), and
+    produced (ev44 + x5f2 + ar51 + da00) = delivered + failed (by reason), and
     ev44.events = ev44.events.delivered + lost.events (never queued, or not delivered). The
     queue is empty at exit (flush purged what was left). Returns lost.events."""
     produced = stats["kafka.produce.messages"]
-    kinds = sum(stats.get(k + ".messages", 0) for k in ("ev44", "x5f2", "ar51"))
-    require(kinds == produced, "ev44 + x5f2 + ar51 messages %d == kafka.produce.messages %d"
+    kinds = sum(stats.get(k + ".messages", 0) for k in ("ev44", "x5f2", "ar51", "da00"))
+    require(kinds == produced, "ev44 + x5f2 + ar51 + da00 messages %d == kafka.produce.messages %d"
             % (kinds, produced))
     failed = stats["kafka.delivery.failed"]
     require(stats["kafka.delivery.ok"] + failed == produced,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "efu/counters.h"
+#include "efu/live_histograms.h"
 #include "efu/plugin.h"
 
 namespace efu {
@@ -21,6 +22,12 @@ class EventOutput : public EventSink {
   virtual void tick(std::uint64_t now_ns) = 0;
   /// Flushes whatever is buffered (at stop).
   virtual void flush() = 0;
+  /// The thread's named sources, for PipelineContext::sources; tick() and flush() reach them
+  /// too. Null when these outputs have none.
+  virtual SourceOutputs* sources() { return nullptr; }
+  /// What the pipeline writes the host's own source to (PipelineContext::events): this output,
+  /// or the stream behind it when this output only forwards.
+  virtual EventSink& sink() { return *this; }
 };
 
 /// Raw packet samples (ar51) of one processing thread.
@@ -72,6 +79,7 @@ struct OutputSettings {
   std::size_t ev44_max_bytes = 1'000'000;
   std::chrono::milliseconds ev44_max_latency{100};
   std::uint32_t raw_sample_every = 0;  // 0: no ar51 samples
+  LiveHistogramSettings histograms;    // topic "": no live histograms
   std::uint32_t stats_interval_ms = 1000;
   unsigned threads = 1;  // processing threads: one EventOutput and RawOutput each
 };

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string_view>
 
 #include "efu/counters.h"
 #include "efu/errors.h"
@@ -26,7 +27,9 @@ namespace efu {
 /// v4: PluginDescriptor::init and release, PipelineContext::shared (state loaded once per
 ///     plugin); uses_source defaults to false.
 /// v5: EventSink::add_pulse (a run of one pulse's events in one call; efu/event_buffer.h).
-inline constexpr std::uint32_t kPluginAbiVersion = 5;
+/// v6: several sources per process: PipelineContext::sources (SourceOutputs), da00 histograms
+///     (HistogramSink, DataArrayView).
+inline constexpr std::uint32_t kPluginAbiVersion = 6;
 
 /// The sender of a datagram: its IPv4 or IPv6 address and UDP port, as the kernel reported it
 /// (recvmmsg's msg_name) or as the af_xdp backend parsed it from the frame. The family is
@@ -99,6 +102,65 @@ class EventSink {
   }
 };
 
+/// The element type of a da00 variable: the values of the da00 schema's `da00_dtype` enum
+/// (schemas/da00_dataarray.fbs), so the host copies it into the message unchanged.
+enum class Da00Type : std::int8_t {
+  none = 0,
+  int8 = 1,
+  uint8 = 2,
+  int16 = 3,
+  uint16 = 4,
+  int32 = 5,
+  uint32 = 6,
+  int64 = 7,
+  uint64 = 8,
+  float32 = 9,
+  float64 = 10,
+};
+
+/// One da00 variable as the plugin holds it: names, shape and a C-ordered array that the host
+/// copies into the message. Every pointer stays valid only during HistogramSink::publish().
+struct Da00Variable {
+  const char* name;  // "frame_time", "signal", ...
+  const char* unit;  // "ns", "counts", ... (null: none)
+  std::span<const char* const> axes;
+  std::span<const std::int64_t> shape;
+  Da00Type type;
+  const void* data;   // the product of `shape` elements of `type`
+  std::size_t bytes;  // size of `data` in bytes
+};
+
+/// One da00 message without its source name (the sink knows it).
+struct DataArrayView {
+  std::uint64_t timestamp_ns;  // ns since the Unix epoch
+  std::span<const Da00Variable> variables;
+};
+
+/// Where a pipeline puts the da00 histograms of one source. The host serialises each view into
+/// a message sized once (so publishing allocates nothing after the first message of a size)
+/// and queues it to the events topic under the source's name; a message that cannot be queued
+/// is counted ("da00.messages.dropped"). Called from the pipeline's thread, typically on a
+/// pulse change: one message per call, so not per readout.
+class HistogramSink {
+ public:
+  virtual ~HistogramSink() = default;
+  virtual void publish(const DataArrayView& array) = 0;
+};
+
+/// The named outputs of one processing thread, for a plugin that publishes several sources
+/// (one per beam monitor, one per BIFROST triplet). Call only from the plugin's create(): each
+/// call with a new name creates the source's sink for this thread; a name asked for again
+/// returns the same sink. Every thread that asks for one name writes one stream: the same Kafka
+/// key, message ids consecutive per source across threads (docs/architecture.md §6).
+class SourceOutputs {
+ public:
+  virtual ~SourceOutputs() = default;
+  /// The ev44 stream of source `name` (the host's own source, --source, is context.events).
+  virtual EventSink& events(std::string_view name) = 0;
+  /// The da00 stream of source `name`.
+  virtual HistogramSink& histograms(std::string_view name) = 0;
+};
+
 /// What a plugin's factory receives. References stay valid for the pipeline's lifetime.
 struct PipelineContext {
   const OptionValues& options;  // values of the plugin's declared options (and the host's)
@@ -110,7 +172,30 @@ struct PipelineContext {
   /// when the plugin has no init, or when a caller such as a fuzz driver did not run it). It
   /// outlives every pipeline: the host releases it after the last one is destroyed.
   const void* shared = nullptr;
+  /// The thread's named sources (null when a caller such as a fuzz driver gives none: then use
+  /// event_source() and histogram_source(), which fall back to `events` and a sink that
+  /// discards).
+  SourceOutputs* sources = nullptr;
 };
+
+/// The ev44 sink of source `name`: context.sources->events(name), or context.events when the
+/// caller gave no SourceOutputs.
+inline EventSink& event_source(const PipelineContext& context, std::string_view name) {
+  return context.sources != nullptr ? context.sources->events(name) : context.events;
+}
+
+/// A HistogramSink that drops every array (for callers without SourceOutputs).
+class DiscardingHistogramSink final : public HistogramSink {
+ public:
+  void publish(const DataArrayView&) override {}
+};
+
+/// The da00 sink of source `name`: context.sources->histograms(name), or a sink that discards
+/// when the caller gave no SourceOutputs.
+inline HistogramSink& histogram_source(const PipelineContext& context, std::string_view name) {
+  static DiscardingHistogramSink discard;
+  return context.sources != nullptr ? context.sources->histograms(name) : discard;
+}
 
 /// The detector-specific stages. All calls come from one processing thread.
 class Pipeline {

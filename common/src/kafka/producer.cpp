@@ -5,10 +5,12 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <string_view>
 #include <thread>
 
 #include <librdkafka/rdkafka.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "efu/errors.h"
@@ -47,6 +49,89 @@ class LogLimiter {
   std::uint64_t suppressed_ = 0;
 };
 
+/// What librdkafka's statistics (statistics.interval.ms, a JSON document each interval) say
+/// about the cluster: its totals become counters, the partition leaders become a count of
+/// leader changes. librdkafka's totals only grow, so each document adds what grew since the
+/// last one. Served on the callback thread (one at a time, as the delivery reports).
+class ClusterView {
+ public:
+  explicit ClusterView(CounterRegistry& counters)
+      : leader_changes_(counters.counter("kafka.leader.changes")),
+        disconnects_(counters.counter("kafka.broker.disconnects")),
+        retries_(counters.counter("kafka.broker.retries")),
+        request_timeouts_(counters.counter("kafka.broker.request_timeouts")),
+        parse_errors_(counters.counter("kafka.stats.errors")),
+        brokers_up_(counters.gauge("kafka.brokers.up")) {}
+
+  void update(std::string_view json) noexcept {
+    try {
+      const auto doc = nlohmann::json::parse(json);
+      update_brokers(doc.value("brokers", nlohmann::json::object()));
+      update_leaders(doc.value("topics", nlohmann::json::object()));
+    } catch (const std::exception&) {
+      parse_errors_.add();  // counted, never fatal: only these counters miss an interval
+    }
+  }
+
+ private:
+  struct Totals {
+    std::uint64_t disconnects = 0, retries = 0, request_timeouts = 0;
+  };
+
+  void update_brokers(const nlohmann::json& brokers) {
+    Totals now;
+    std::uint64_t up = 0;
+    for (const auto& [name, b] : brokers.items()) {
+      // Only real brokers: the bootstrap entries (nodeid -1) and internal ones would count a
+      // connection twice.
+      if (b.value("nodeid", -1) < 0) continue;
+      now.disconnects += b.value("disconnects", std::uint64_t{0});
+      now.retries += b.value("txretries", std::uint64_t{0});
+      now.request_timeouts += b.value("req_timeouts", std::uint64_t{0});
+      up += b.value("state", std::string()) == "UP" ? 1 : 0;
+    }
+    add_growth(disconnects_, now.disconnects, last_.disconnects);
+    add_growth(retries_, now.retries, last_.retries);
+    add_growth(request_timeouts_, now.request_timeouts, last_.request_timeouts);
+    brokers_up_.set(up);
+  }
+
+  // A leader is known (>= 0) or not (-1, between the old leader's loss and the new one's
+  // election). A change is a known leader that differs from the last known one, so old -> -1
+  // -> new counts once, and a leader that drops out and comes back counts none.
+  void update_leaders(const nlohmann::json& topics) {
+    for (const auto& [topic, t] : topics.items()) {
+      // A named value: a range-for over value(...).items() would iterate a destroyed temporary.
+      const nlohmann::json partitions = t.value("partitions", nlohmann::json::object());
+      for (const auto& [id, p] : partitions.items()) {
+        const int leader = p.value("leader", -1);
+        if (p.value("partition", -1) < 0 || leader < 0) continue;  // -1: librdkafka's UA queue
+        auto [it, inserted] = leaders_.try_emplace(topic + '/' + id, leader);
+        if (!inserted && it->second != leader) {
+          leader_changes_.add();
+          it->second = leader;
+        }
+      }
+    }
+  }
+
+  // A broker handle librdkafka drops takes its totals with it: then nothing is added, and the
+  // new, smaller sum is the base for the next interval.
+  static void add_growth(Counter& counter, std::uint64_t now, std::uint64_t& last) {
+    if (now > last) counter.add(now - last);
+    last = now;
+  }
+
+  Counter& leader_changes_;
+  Counter& disconnects_;
+  Counter& retries_;
+  Counter& request_timeouts_;
+  Counter& parse_errors_;
+  Counter& brokers_up_;
+  Totals last_;
+  std::map<std::string, int> leaders_;  // "topic/partition" -> last known leader
+};
+
 }  // namespace
 
 struct Producer::Callbacks {
@@ -63,9 +148,26 @@ struct Producer::Callbacks {
         events_failed(counters.counter("ev44.events.delivery.failed")),
         events_uncertain(counters.counter("ev44.events.delivery.uncertain")),
         errors(counters.counter("kafka.errors")),
+        errors_transport(counters.counter("kafka.errors.transport")),
+        errors_all_brokers_down(counters.counter("kafka.errors.all_brokers_down")),
+        errors_other(counters.counter("kafka.errors.other")),
         queue_depth(counters.gauge("kafka.queue.depth")),
         queue_bytes(counters.gauge("kafka.queue.bytes")),
-        queue_fill_pct(counters.gauge("kafka.queue.fill_pct")) {}
+        queue_fill_pct(counters.gauge("kafka.queue.fill_pct")),
+        cluster(counters) {}
+
+  /// The class of a client error (librdkafka's error callback): a connection to one broker lost
+  /// or refused (a broker died or restarts), every broker down, or anything else.
+  Counter& error_class(int err) {
+    switch (err) {
+      case RD_KAFKA_RESP_ERR__TRANSPORT:
+        return errors_transport;
+      case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+        return errors_all_brokers_down;
+      default:
+        return errors_other;
+    }
+  }
 
   /// Delivery reports served so far, ok or failed (read by producing threads while they wait).
   std::uint64_t reports() const noexcept { return delivery_ok.get() + delivery_failed.get(); }
@@ -104,6 +206,9 @@ struct Producer::Callbacks {
   Counter& events_failed;
   Counter& events_uncertain;
   Counter& errors;
+  Counter& errors_transport;
+  Counter& errors_all_brokers_down;
+  Counter& errors_other;
   Counter& queue_depth;
   Counter& queue_bytes;
   Counter& queue_fill_pct;
@@ -117,6 +222,7 @@ struct Producer::Callbacks {
   LogLimiter delivery_log;
   LogLimiter error_log;
   LogLimiter client_log;
+  ClusterView cluster;
 };
 
 namespace {
@@ -156,6 +262,7 @@ void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
 void on_error(rd_kafka_t*, int err, const char* reason, void* opaque) {
   auto& cb = *static_cast<Producer::Callbacks*>(opaque);
   cb.errors.add();
+  cb.error_class(err).add();
   if (cb.error_log.allow()) {
     spdlog::warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
   }
@@ -172,6 +279,11 @@ void on_log(const rd_kafka_t* rk, int level, const char* facility, const char* t
                          : level <= 6 ? spdlog::level::info
                                       : spdlog::level::debug;
   spdlog::log(spd_level, "librdkafka {}: {}", facility, text);
+}
+
+int on_stats(rd_kafka_t*, char* json, std::size_t len, void* opaque) {
+  static_cast<Producer::Callbacks*>(opaque)->cluster.update(std::string_view(json, len));
+  return 0;  // librdkafka frees the document
 }
 
 /// librdkafka's effective value of an integer property: the one set, or its default.
@@ -223,6 +335,7 @@ Producer::Producer(const ProducerConfig& config, CounterRegistry& counters)
   rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
   rd_kafka_conf_set_error_cb(conf, on_error);
   rd_kafka_conf_set_log_cb(conf, on_log);
+  rd_kafka_conf_set_stats_cb(conf, on_stats);
   rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
   if (rk_ == nullptr) {
     rd_kafka_conf_destroy(conf);

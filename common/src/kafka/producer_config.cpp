@@ -67,6 +67,9 @@ ProducerConfig default_producer_config(const OutputSettings& settings) {
   c.set("acks", "all");
   // Retries after a broker outage must not duplicate messages (and so events) at the consumer.
   c.set("enable.idempotence", "true");
+  // librdkafka's statistics once a second, on the producer's poll thread: the cluster counters
+  // (kafka.leader.changes, kafka.broker.*) come from them (docs/kafka.md, "A Kafka cluster").
+  c.set("statistics.interval.ms", "1000");
   return c;
 }
 
