@@ -178,18 +178,24 @@ void BM_Clustering(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(sink.events), benchmark::Counter::kIsRate);
 }
 
+/// The plugin's config as efu would make it: every option at its default, the bench geometry.
+MultibladeConfig bench_config() {
+  OptionValues options;
+  for (std::size_t i = 0; i < kOptionCount; ++i)
+    options.set(kOptions[i].name, kOptions[i].default_value, false);
+  options.set("geometry", geometry_path(), true);
+  return config_from_options(options);
+}
+
 // Parse -> ev44, the whole plugin on one core. Compare the items/s (readouts/s) of the orders
 // in one run: shuffled and delayed against time ordered.
 void BM_Pipeline(benchmark::State& state) {
   const auto order = static_cast<Order>(state.range(0));
   const Stream& s = stream(order);
-  OptionValues options;
-  for (std::size_t i = 0; i < kOptionCount; ++i)
-    options.set(kOptions[i].name, kOptions[i].default_value, false);
-  options.set("geometry", geometry_path(), true);
+  const MultibladeConfig config = bench_config();
   bench::Ev44BenchSink sink("multiblade");
   bench::replay_pulse(state, s, [&](CounterRegistry& counters) {
-    return std::make_unique<MultibladePipeline>(config_from_options(options), counters, sink);
+    return std::make_unique<MultibladePipeline>(config, counters, sink);
   });
   state.counters["events_per_s"] =
       benchmark::Counter(static_cast<double>(sink.events), benchmark::Counter::kIsRate);
@@ -237,10 +243,7 @@ class NextPulseSink final : public EventSink {
 void BM_PipelineLiveHistograms(benchmark::State& state) {
   const auto order = static_cast<Order>(state.range(0));
   const Stream& s = stream(order);
-  OptionValues options;
-  for (std::size_t i = 0; i < kOptionCount; ++i)
-    options.set(kOptions[i].name, kOptions[i].default_value, false);
-  options.set("geometry", geometry_path(), true);
+  const MultibladeConfig config = bench_config();
   bench::Ev44BenchSink sink("multiblade");
   Da00BenchSink tof_out("multiblade_tof");
   Da00BenchSink pixel_out("multiblade_pixels");
@@ -252,7 +255,7 @@ void BM_PipelineLiveHistograms(benchmark::State& state) {
   NextPulseSink rounds(tee);
   bench::replay_pulse(state, s, [&](CounterRegistry& counters) {
     rounds.next_round();
-    return std::make_unique<MultibladePipeline>(config_from_options(options), counters, rounds);
+    return std::make_unique<MultibladePipeline>(config, counters, rounds);
   });
   state.counters["events_per_s"] =
       benchmark::Counter(static_cast<double>(sink.events), benchmark::Counter::kIsRate);
@@ -278,14 +281,11 @@ class CollectingSink final : public EventSink {
 // processing time --histograms costs, less noisy than the difference of two pipeline runs.
 void BM_LiveHistogramsPerEvent(benchmark::State& state) {
   const auto order = static_cast<Order>(state.range(0));
-  OptionValues options;
-  for (std::size_t i = 0; i < kOptionCount; ++i)
-    options.set(kOptions[i].name, kOptions[i].default_value, false);
-  options.set("geometry", geometry_path(), true);
+  const MultibladeConfig config = bench_config();
   CollectingSink events;
   {
     CounterRegistry counters;
-    MultibladePipeline pipeline(config_from_options(options), counters, events);
+    MultibladePipeline pipeline(config, counters, events);
     std::vector<PacketView> views;
     for (const auto& p : stream(order).packets)
       views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});
