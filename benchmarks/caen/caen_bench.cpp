@@ -3,6 +3,7 @@
 // source, as efu publishes them).
 // BM_Baseline_TouchBytes reads the same packets once, one load per readout; compare items/s.
 // Target: ≥ 20 M readouts/s for BM_Pipeline (each readout is one neutron candidate).
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -16,6 +17,7 @@
 #include "efu/ess/header_writer.h"
 #include "efu/ess/readout_header.h"
 #include "ev44_bench_sink.h"
+#include "event_digest.h"
 
 namespace efu::caen {
 namespace {
@@ -154,5 +156,35 @@ BENCHMARK(BM_Baseline_TouchBytes)->Apply(instruments);
 BENCHMARK(BM_ReadoutParse)->Apply(instruments);
 BENCHMARK(BM_Pipeline)->Apply(instruments);
 
+// --digest: every instrument's stream once through the pipeline, the events' digests and the
+// counters printed (benchmarks/event_digest.h), to show that a speed change keeps them.
+void print_digests() {
+  for (int index = 0; index < static_cast<int>(std::size(kInstruments)); ++index) {
+    const LoadedInstrument& inst = instrument(index);
+    CounterRegistry counters;
+    bench::EventDigest digest;
+    std::vector<std::unique_ptr<bench::DigestSink>> sinks;
+    std::vector<EventSink*> pointers;
+    for (std::uint32_t i = 0; i < source_count(inst.config); ++i) {
+      sinks.push_back(std::make_unique<bench::DigestSink>(digest, i));
+      pointers.push_back(sinks.back().get());
+    }
+    CaenPipeline pipeline(inst, 0, counters, pointers);
+    const Stream& s = stream(index);
+    std::vector<PacketView> views;
+    for (const auto& p : s.packets)
+      views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});
+    for (std::size_t i = 0; i < views.size(); i += 64) {
+      pipeline.process(PacketBatch(views.data() + i, std::min<std::size_t>(64, views.size() - i)));
+    }
+    digest.print(kInstruments[index]);
+    bench::print_counters(counters);
+  }
+}
+
 }  // namespace
 }  // namespace efu::caen
+
+int main(int argc, char** argv) {
+  return efu::bench::digest_or_benchmark_main(argc, argv, efu::caen::print_digests);
+}

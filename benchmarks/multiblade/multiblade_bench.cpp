@@ -20,6 +20,7 @@
 #include "efu/live_histograms.h"
 #include "efu/vmm3a/readout.h"
 #include "ev44_bench_sink.h"
+#include "event_digest.h"
 #include "multiblade_pipeline.h"
 #include "vmm3a_bench.h"
 
@@ -324,5 +325,33 @@ BENCHMARK(BM_Pipeline)->Apply(bench::orders<4>);
 BENCHMARK(BM_PipelineLiveHistograms)->Apply(bench::orders<4>);
 BENCHMARK(BM_LiveHistogramsPerEvent)->Apply(bench::orders<4>);
 
+// --digest: each order's stream once through the pipeline (then flushed), the events' digests
+// and the counters printed (benchmarks/event_digest.h), to show that a speed change keeps them.
+void print_digests() {
+  const MultibladeConfig config = bench_config();
+  const char* names[] = {"order:0 time-ordered", "order:1 shuffled", "order:2 delayed",
+                         "order:3 random-time"};
+  for (int order = 0; order < 4; ++order) {
+    const Stream& s = stream(static_cast<Order>(order));
+    CounterRegistry counters;
+    bench::EventDigest digest;
+    bench::DigestSink sink(digest, 0);
+    MultibladePipeline pipeline(config, counters, sink);
+    std::vector<PacketView> views;
+    for (const auto& p : s.packets)
+      views.push_back({p.data(), static_cast<std::uint32_t>(p.size())});
+    for (std::size_t i = 0; i < views.size(); i += 64) {
+      pipeline.process(PacketBatch(views.data() + i, std::min<std::size_t>(64, views.size() - i)));
+    }
+    pipeline.flush();
+    digest.print(names[order]);
+    bench::print_counters(counters);
+  }
+}
+
 }  // namespace
 }  // namespace efu::multiblade
+
+int main(int argc, char** argv) {
+  return efu::bench::digest_or_benchmark_main(argc, argv, efu::multiblade::print_digests);
+}

@@ -71,7 +71,40 @@ Calibration Calibration::parse(const JsonDocument& doc, std::string_view instrum
                           std::to_string(kIntervalEpsilon) + " apart");
     }
   }
+  c.stride_ = (c.group_size_ + 2) / 2 * 2;  // at least one padding slot (kMaxGroupSize < 0xFF)
+  c.min_.assign(std::size_t{c.groups_} * c.stride_, 1.0);  // padding: the empty interval [1, 0]
+  c.max_.assign(std::size_t{c.groups_} * c.stride_, 0.0);
+  for (std::uint32_t g = 0; g < c.groups_; ++g) {
+    for (std::uint32_t u = 0; u < c.group_size_; ++u) {
+      c.min_[std::size_t{g} * c.stride_ + u] = c.units_[std::size_t{g} * c.group_size_ + u].min;
+      c.max_[std::size_t{g} * c.stride_ + u] = c.units_[std::size_t{g} * c.group_size_ + u].max;
+    }
+  }
+  c.build_buckets();
   return c;
+}
+
+void Calibration::build_buckets() {
+  const auto none = static_cast<std::uint8_t>(group_size_);  // the first padding slot
+  buckets_.assign(std::size_t{groups_} * kBuckets, Bucket{none, none});
+  for (std::uint32_t g = 0; g < groups_; ++g) {
+    for (std::uint32_t k = 0; k < kBuckets; ++k) {
+      // The bucket's positions, both ends included (a superset of [lo, hi) is still exact: its
+      // units are tested, not assumed).
+      const double lo = static_cast<double>(k) / kBuckets;
+      const double hi = static_cast<double>(k + 1) / kBuckets;
+      Bucket& b = buckets_[std::size_t{g} * kBuckets + k];
+      std::uint32_t listed = 0;
+      for (std::uint32_t u = 0; u < group_size_; ++u) {
+        const UnitCalibration& unit = units_[std::size_t{g} * group_size_ + u];
+        if (unit.min > hi || unit.max < lo) continue;
+        ++listed;
+        if (listed == 1) b.first = static_cast<std::uint8_t>(u);
+        if (listed == 2) b.second = static_cast<std::uint8_t>(u);
+      }
+      if (listed > 2) b = Bucket{kScanGroup, none};
+    }
+  }
 }
 
 Calibration Calibration::from_file(const std::string& path, std::string_view instrument) {

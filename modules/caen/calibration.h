@@ -9,11 +9,17 @@
 // corrected = pos - (a + b·pos + c·pos² + d·pos³), clamped to [0, 1].
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace efu {
 class JsonDocument;
@@ -45,36 +51,82 @@ class Calibration {
 
   /// The unit whose interval holds `pos` (endpoints included; the first such unit), or -1.
   /// `group` must be < groups().
+  ///
+  /// By a table rather than a test of every interval (which cost LoKI about 40 instructions a
+  /// readout). Every interval lies in [0, 1] (the file's rule), so a `pos` outside it is in
+  /// none. Inside, the group's table has kBuckets buckets: bucket k is the positions with
+  ///   k = min(floor(pos · kBuckets), kBuckets − 1)
+  /// (a product by a power of two is exact, so k is exactly that floor), holding the units
+  /// whose intervals reach into [k / kBuckets, (k + 1) / kBuckets], in unit order. No other unit
+  /// can hold such a `pos`, so testing the bucket's units in order gives the first unit that
+  /// holds it, exactly as testing every unit would. A bucket lists up to two units (a boundary
+  /// between two intervals); one that would need more is marked and falls back to testing the
+  /// whole group (scan_units). An unused entry names the group's padding slot, the empty
+  /// interval [1, 0], which holds nothing.
   int unit_of(std::uint32_t group, double pos) const noexcept {
-    const UnitCalibration* u = &units_[group * group_size_];
-    for (std::uint32_t i = 0; i < group_size_; ++i) {
-      if (pos >= u[i].min && pos <= u[i].max) return static_cast<int>(i);
+    if (!(pos >= 0.0 && pos <= 1.0)) return -1;  // also a NaN
+    const auto k = std::min(static_cast<std::uint32_t>(pos * kBuckets), kBuckets - 1);
+    const Bucket b = buckets_[std::size_t{group} * kBuckets + k];
+    if (b.first == kScanGroup) [[unlikely]]
+      return scan_units(group, pos);
+    const double* min = &min_[std::size_t{group} * stride_];
+    const double* max = &max_[std::size_t{group} * stride_];
+    const bool first = pos >= min[b.first] && pos <= max[b.first];
+    const bool second = pos >= min[b.second] && pos <= max[b.second];
+    return first ? b.first : (second ? b.second : -1);
+  }
+
+  /// unit_of() by testing every interval of the group: the hits collected as a bit mask, whose
+  /// lowest set bit is the first unit that holds `pos` (no branch per unit). With SSE2 (every
+  /// x86-64) two intervals per compare, over the group's padded ends.
+  int scan_units(std::uint32_t group, double pos) const noexcept {
+    const double* min = &min_[std::size_t{group} * stride_];
+    const double* max = &max_[std::size_t{group} * stride_];
+    std::uint64_t hits = 0;
+#if defined(__SSE2__)
+    // cmpge/cmple are the ordered compares: false for a NaN, as `pos >= min` is.
+    const __m128d p = _mm_set1_pd(pos);
+    for (std::uint32_t i = 0; i < stride_; i += 2) {
+      const __m128d in = _mm_and_pd(_mm_cmpge_pd(p, _mm_loadu_pd(min + i)),
+                                    _mm_cmple_pd(p, _mm_loadu_pd(max + i)));
+      hits |= static_cast<std::uint64_t>(_mm_movemask_pd(in)) << i;
     }
-    return -1;
+#else
+    for (std::uint32_t i = 0; i < stride_; ++i) {
+      hits |= static_cast<std::uint64_t>((pos >= min[i]) & (pos <= max[i])) << i;
+    }
+#endif
+    return hits == 0 ? -1 : std::countr_zero(hits);
   }
 
   const UnitCalibration& unit(std::uint32_t group, std::uint32_t unit) const noexcept {
     return units_[group * group_size_ + unit];
   }
 
-  enum class Clamp : std::uint8_t { kNone, kLow, kHigh };
+  enum class Clamp : std::uint8_t { kNone = 0, kLow = 1, kHigh = 2 };
 
-  /// The polynomial correction of a position along a unit, clamped to [0, 1].
-  double correct(std::uint32_t group, std::uint32_t unit, double pos, Clamp& clamp) const noexcept {
-    const UnitCalibration& u = units_[group * group_size_ + unit];
+  /// The polynomial correction of a position along a unit, clamped to [0, 1]:
+  ///   corrected = pos − (a + b·pos + c·pos² + d·pos³), evaluated as a + pos·(b + pos·(c + pos·d))
+  ///   clamp     = kLow if corrected < 0, kHigh if corrected > 1, else kNone
+  /// The clamp is computed, not branched on (as branches it mispredicted where a calibration
+  /// pushes many positions past an end). The selects below keep −0.0 and every other value
+  /// exactly as the if/else form did.
+  static double correct(const UnitCalibration& u, double pos, Clamp& clamp) noexcept {
     const double delta = u.a + pos * (u.b + pos * (u.c + pos * u.d));
-    double corrected = pos - delta;
-    clamp = Clamp::kNone;
-    if (corrected < 0.0) {
-      clamp = Clamp::kLow;
-      corrected = 0.0;
-    }
-    if (corrected > 1.0) {
-      clamp = Clamp::kHigh;
-      corrected = 1.0;
-    }
-    return corrected;
+    const double corrected = pos - delta;
+    const bool low = corrected < 0.0;
+    const bool high = corrected > 1.0;
+    clamp =
+        static_cast<Clamp>(static_cast<std::uint8_t>(low) | static_cast<std::uint8_t>(high) << 1);
+    return low ? 0.0 : (high ? 1.0 : corrected);
   }
+  double correct(std::uint32_t group, std::uint32_t unit, double pos, Clamp& clamp) const noexcept {
+    return correct(units_[group * group_size_ + unit], pos, clamp);
+  }
+
+  /// Every unit, group after group (groups() × group_size()): for a caller that keeps the
+  /// pointer and the group size in registers over many readouts (the LoKI readout parser).
+  const UnitCalibration* units() const noexcept { return units_.data(); }
 
  private:
   static Calibration parse(const JsonDocument& doc, std::string_view instrument);
@@ -82,6 +134,20 @@ class Calibration {
   std::uint32_t groups_ = 0;
   std::uint32_t group_size_ = 0;
   std::vector<UnitCalibration> units_;  // groups_ × group_size_
+  // unit_of()'s table: per group, kBuckets buckets of up to two unit numbers.
+  static constexpr std::uint32_t kBuckets = 64;
+  static constexpr std::uint8_t kScanGroup = 0xFF;  // the bucket needs scan_units()
+  struct Bucket {
+    std::uint8_t first;   // a unit, the padding slot (none), or kScanGroup
+    std::uint8_t second;  // a later unit, or the padding slot
+  };
+  void build_buckets();
+  std::vector<Bucket> buckets_;  // groups_ × kBuckets
+  // The same intervals' ordered ends, unit after unit, each group's padded to stride_ (its
+  // size plus at least one, rounded up to even) with the empty interval [1, 0].
+  std::uint32_t stride_ = 0;
+  std::vector<double> min_;
+  std::vector<double> max_;
 };
 
 /// True if two of the intervals overlap or touch (closer than kIntervalEpsilon).

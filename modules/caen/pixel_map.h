@@ -106,6 +106,39 @@ class PixelMap {
     return fail(MapStatus::kRing);
   }
 
+  /// The instrument's formula alone (map() picks one per readout; the readout parser picks one
+  /// per packet). Each is for its own instrument's config only.
+  MapResult map_loki(const CaenReadout& r) const noexcept;
+  /// map_loki() in three parts (see the LoKI formulas below): loki_prepare() the checks and
+  /// integer sums; loki_unit() the straw of the ratio straw / sum, by the group's intervals (-1:
+  /// none); loki_finish() the correction of pos = position / sum and the pixel.
+  struct LokiPartial {
+    std::int32_t position;  // A + B
+    std::int32_t straw;     // B + D
+    std::int32_t sum;       // A + B + C + D, not 0
+    std::uint32_t group;    // the calibration group
+    std::uint32_t row;      // y without the straw
+  };
+  MapStatus loki_prepare(const CaenReadout& r, LokiPartial& p) const noexcept;
+  int loki_unit(std::uint32_t group, double straw) const noexcept {
+    return calibration_.unit_of(group, straw);
+  }
+  /// The last part, as a value that holds what it reads of the map and the calibration: a
+  /// caller keeps it in registers over a batch, where the map's own members would be reloaded
+  /// after every store the compiler cannot tell apart from them (an event written out).
+  struct LokiFinish {
+    const UnitCalibration* units;
+    std::uint32_t group_size;
+    double x_scale;  // Resolution − 1
+    ess::LogicalGeometry grid;
+    MapResult operator()(std::uint32_t group, std::uint32_t row, int unit,
+                         double pos) const noexcept;
+  };
+  LokiFinish loki_finish() const noexcept;
+  MapResult map_bifrost(const CaenReadout& r) const noexcept;
+  MapResult map_cspec(const CaenReadout& r) const noexcept;
+  MapResult map_miracles(const CaenReadout& r) const noexcept;
+
  private:
   static constexpr MapResult fail(MapStatus s) noexcept {
     return MapResult{s, Calibration::Clamp::kNone, 0, 0};
@@ -115,11 +148,6 @@ class PixelMap {
                                 std::uint16_t source = 0) noexcept {
     return pixel == 0 ? fail(MapStatus::kPixel) : MapResult{MapStatus::kOk, clamp, source, pixel};
   }
-
-  MapResult map_loki(const CaenReadout& r) const noexcept;
-  MapResult map_bifrost(const CaenReadout& r) const noexcept;
-  MapResult map_cspec(const CaenReadout& r) const noexcept;
-  MapResult map_miracles(const CaenReadout& r) const noexcept;
 
   /// The sum checks every instrument shares; kOk when the sum may be divided by.
   MapStatus check_sum(std::int64_t sum, bool check_high) const noexcept {
@@ -154,33 +182,67 @@ class PixelMap {
 //   x = round(position · (Resolution − 1))
 //   y = YOffset + (group%4)·GroupsN·7 + (FENOffset+FEN)·14 + (group/4)·7 + unit
 //   pixel = 1 + x + Resolution · y, on a Resolution × (total groups · 7) grid
-inline MapResult PixelMap::map_loki(const CaenReadout& r) const noexcept {
+//
+// In three parts, so that the readout parser can do each for a whole batch of readouts before
+// the next (short, independent steps the CPU overlaps, where one readout after the other waited
+// on each division's result, then on the straw, then on the cubic): loki_prepare() everything
+// up to the divisions, loki_unit() the straw, loki_finish() the rest. map_loki() is the three
+// back to back.
+//
+// The position check needs no division: with sum ≠ 0 and n = A + B, the double n / sum is in
+// [0, 1] exactly when n lies between 0 and sum (both ends included). Both are integers below
+// 2^18 in magnitude, held exactly; the division is correctly rounded and 0 and 1 are doubles, so
+// a quotient in [0, 1] stays there; one outside it is at least 1/sum ≥ 2^-18 away, far more than
+// the rounding can move it.
+inline MapStatus PixelMap::loki_prepare(const CaenReadout& r, LokiPartial& p) const noexcept {
   const std::uint32_t ring = r.fiber / 2U;
   const LokiRingMap& m = loki_rings_[ring];  // fibre <= 23 was checked: ring < 12
-  if (!m.configured) return fail(MapStatus::kRing);
-  if (r.fen >= m.fens) return fail(MapStatus::kFen);
-  if (r.group >= kLokiGroupsPerFen) return fail(MapStatus::kGroup);
+  if (!m.configured) return MapStatus::kRing;
+  if (r.fen >= m.fens) return MapStatus::kFen;
+  if (r.group >= kLokiGroupsPerFen) return MapStatus::kGroup;
   const Amplitudes amp = amplitudes(r, true);
-  const std::int64_t sum = std::int64_t{amp.a} + amp.b + amp.c + amp.d;
-  if (const MapStatus s = check_sum(sum, false); s != MapStatus::kOk) return fail(s);
-  const double pos = static_cast<double>(amp.a + amp.b) / static_cast<double>(sum);
-  if (pos < 0.0 || pos > 1.0) return fail(MapStatus::kPosition);
+  const std::int32_t sum = amp.a + amp.b + amp.c + amp.d;  // 4 × 16 bits: no overflow
+  if (const MapStatus s = check_sum(sum, false); s != MapStatus::kOk) return s;
+  const std::int32_t position = amp.a + amp.b;
+  const bool inside =
+      sum > 0 ? (position >= 0 && position <= sum) : (position <= 0 && position >= sum);
+  if (!inside) return MapStatus::kPosition;
   const std::uint32_t layer = r.group % kLokiLayers;
   const std::uint32_t half = r.group / kLokiLayers;
   const std::uint32_t fen2 = r.fen * 2U;
   const std::uint32_t group = m.group_base + layer * m.layer_groups + fen2 + half;
-  if (group >= calibration_.groups()) return fail(MapStatus::kCalibrationGroup);
-  const double straw = static_cast<double>(amp.b + amp.d) / static_cast<double>(sum);
-  const int unit = calibration_.unit_of(group, straw);
+  if (group >= calibration_.groups()) return MapStatus::kCalibrationGroup;
+  p.position = position;
+  p.straw = amp.b + amp.d;
+  p.sum = sum;
+  p.group = group;
+  p.row =
+      m.row_base + layer * m.layer_rows + fen2 * kLokiStrawsPerGroup + half * kLokiStrawsPerGroup;
+  return MapStatus::kOk;
+}
+
+inline MapResult PixelMap::LokiFinish::operator()(std::uint32_t group, std::uint32_t row, int unit,
+                                                  double pos) const noexcept {
   if (unit < 0) return fail(MapStatus::kOutsideInterval);
   Calibration::Clamp clamp;
-  const double corrected =
-      calibration_.correct(group, static_cast<std::uint32_t>(unit), pos, clamp);
+  const double corrected = Calibration::correct(
+      units[group * group_size + static_cast<std::uint32_t>(unit)], pos, clamp);
   // corrected is in [0, 1] (clamped), so x is in [0, Resolution − 1].
-  const auto x = static_cast<std::uint16_t>(round_non_negative(corrected * (config_.resolution - 1)));
-  const std::uint32_t y = m.row_base + layer * m.layer_rows + fen2 * kLokiStrawsPerGroup +
-                          half * kLokiStrawsPerGroup + static_cast<std::uint32_t>(unit);
-  return ok(loki_grid_.pixel(x, y), clamp);
+  const auto x = static_cast<std::uint16_t>(round_non_negative(corrected * x_scale));
+  return ok(grid.pixel(x, row + static_cast<std::uint32_t>(unit)), clamp);
+}
+
+inline PixelMap::LokiFinish PixelMap::loki_finish() const noexcept {
+  return LokiFinish{calibration_.units(), calibration_.group_size(),
+                    static_cast<double>(config_.resolution - 1), loki_grid_};
+}
+
+[[gnu::always_inline]] inline MapResult PixelMap::map_loki(const CaenReadout& r) const noexcept {
+  LokiPartial p;
+  if (const MapStatus s = loki_prepare(r, p); s != MapStatus::kOk) return fail(s);
+  const double straw = static_cast<double>(p.straw) / static_cast<double>(p.sum);
+  return loki_finish()(p.group, p.row, loki_unit(p.group, straw),
+                       static_cast<double>(p.position) / static_cast<double>(p.sum));
 }
 
 // --- BIFROST ------------------------------------------------------------------------------
@@ -190,7 +252,7 @@ inline MapResult PixelMap::map_loki(const CaenReadout& r) const noexcept {
 //   y = (group/3)·3 + unit
 //   pixel = 1 + x + 900·y on the 900 × 15 grid
 //   source = ring·15 + group (the calibration group: its triplet)
-inline MapResult PixelMap::map_bifrost(const CaenReadout& r) const noexcept {
+[[gnu::always_inline]] inline MapResult PixelMap::map_bifrost(const CaenReadout& r) const noexcept {
   const std::uint32_t ring = r.fiber / 2U;
   if (ring > config_.max_ring) return fail(MapStatus::kRing);
   if (r.fen > config_.max_fen) return fail(MapStatus::kFen);
@@ -221,7 +283,7 @@ inline MapResult PixelMap::map_bifrost(const CaenReadout& r) const noexcept {
 //   x = ring·Resolution + (group%24)·(Resolution/24)
 //   y = ((Resolution − 1)·A) / (A + B)   (integer division)
 //   pixel = 1 + x + 900·y on the 900 × 180 grid
-inline MapResult PixelMap::map_cspec(const CaenReadout& r) const noexcept {
+[[gnu::always_inline]] inline MapResult PixelMap::map_cspec(const CaenReadout& r) const noexcept {
   const std::uint32_t ring = r.fiber / 2U;
   if (ring > config_.max_ring) return fail(MapStatus::kRing);
   if (r.fen > config_.max_fen) return fail(MapStatus::kFen);
@@ -242,7 +304,8 @@ inline MapResult PixelMap::map_cspec(const CaenReadout& r) const noexcept {
 //   x = 2·group + (24 if ring is 1 or 3) + (0 for tube A, 1 for tube B)
 //   y = (Resolution/2 if ring is 2 or 3) + (tube A: round(h − (p − 0.5)·2·h); tube B: trunc(p·2·h))
 //   pixel = 1 + x + 48·y on the 48 × 128 grid
-inline MapResult PixelMap::map_miracles(const CaenReadout& r) const noexcept {
+[[gnu::always_inline]] inline MapResult PixelMap::map_miracles(
+    const CaenReadout& r) const noexcept {
   const std::uint32_t ring = r.fiber / 2U;
   if (ring > config_.max_ring) return fail(MapStatus::kRing);
   const Amplitudes amp = amplitudes(r, false);

@@ -98,46 +98,169 @@ class ReadoutParser {
   /// Parses the bytes after the header; per good readout `on_event(pulse_ns, tof_ns, pixel,
   /// source)` with the event's source index (MapResult::source), or `on_event(pulse_ns, tof_ns,
   /// pixel)` for a caller that has one sink (tools and benchmarks).
+  ///
+  /// The instrument is chosen once per packet, so that each walk calls its own formula inlined
+  /// (PixelMap::map_bifrost ...) instead of a switch and a call per readout; LoKI's in batches
+  /// (parse_loki).
   template <typename OnEvent>
   void parse(const std::uint8_t* data, std::uint32_t size, const ess::PacketHeader& header,
              OnEvent&& on_event) noexcept {
-    blocks_.walk(data, size, [&](const ess::ReadoutBlock& block) {
-      const CaenReadout r = read_readout(block.data);
-      if (r.fiber > kMaxFiber) return errors_[ReadoutError::kFiber].add();
-      if (r.fen > kMaxFen) return errors_[ReadoutError::kFen].add();
-      if (r.time_low > ess::kMaxTimeLow) return errors_[ReadoutError::kTimeFraction].add();
-      const std::uint64_t time_ns = ess::to_ns(r.time_high, r.time_low) +
-                                    static_cast<std::uint64_t>(settings_.readout_delay_ns);
-      const ess::Tof tof = ess::time_of_flight(time_ns, header.pulse_time_ns,
-                                               header.prev_pulse_time_ns, settings_.max_tof_ns);
-      if (tof.status != ess::TofStatus::kOk) {
-        return errors_[tof.status == ess::TofStatus::kNegative ? ReadoutError::kTofNegative
-                                                               : ReadoutError::kTofTooLarge]
-            .add();
-      }
-      const MapResult m = pixels_.map(r);
-      if (m.status != MapStatus::kOk) return errors_[to_error(m.status)].add();
-      if (m.clamp == Calibration::Clamp::kLow) clamp_low_.add();
-      if (m.clamp == Calibration::Clamp::kHigh) clamp_high_.add();
-      events_.add();
-      const auto tof_ns = static_cast<std::uint32_t>(tof.tof_ns);
-      if constexpr (std::is_invocable_v<OnEvent&, std::uint64_t, std::uint32_t, std::uint32_t,
-                                        std::uint32_t>) {
-        on_event(tof.pulse_ns, tof_ns, m.pixel, std::uint32_t{m.source});
-      } else {
-        on_event(tof.pulse_ns, tof_ns, m.pixel);
-      }
-    });
+    switch (pixels_.instrument()) {
+      case Instrument::kLoki:
+        return parse_loki(data, size, header, on_event);
+      case Instrument::kBifrost:
+        return parse_with(data, size, header, on_event,
+                          [this](const CaenReadout& r) { return pixels_.map_bifrost(r); });
+      case Instrument::kCspec:
+        return parse_with(data, size, header, on_event,
+                          [this](const CaenReadout& r) { return pixels_.map_cspec(r); });
+      case Instrument::kMiracles:
+        return parse_with(data, size, header, on_event,
+                          [this](const CaenReadout& r) { return pixels_.map_miracles(r); });
+    }
   }
 
  private:
+  using Errors = CounterGroup<ReadoutError, kReadoutErrorNames.size()>;
+
+  /// The checks before any instrument's formula: fibre, FEN, time fraction and time of flight,
+  /// a rejection counted under its name. False: rejected; else `tof` is the readout's.
+  bool timed(const CaenReadout& r, const ess::PacketHeader& header, ess::Tof& tof) noexcept {
+    if (r.fiber > kMaxFiber) return errors_[ReadoutError::kFiber].add(), false;
+    if (r.fen > kMaxFen) return errors_[ReadoutError::kFen].add(), false;
+    if (r.time_low > ess::kMaxTimeLow) return errors_[ReadoutError::kTimeFraction].add(), false;
+    const std::uint64_t time_ns = ess::to_ns(r.time_high, r.time_low) +
+                                  static_cast<std::uint64_t>(settings_.readout_delay_ns);
+    tof = ess::time_of_flight(time_ns, header.pulse_time_ns, header.prev_pulse_time_ns,
+                              settings_.max_tof_ns);
+    if (tof.status == ess::TofStatus::kOk) return true;
+    errors_[tof.status == ess::TofStatus::kNegative ? ReadoutError::kTofNegative
+                                                    : ReadoutError::kTofTooLarge]
+        .add();
+    return false;
+  }
+
+  /// A packet's events and clamps, counted in locals and added to the counters once per packet
+  /// (add_to): a counter is an atomic in memory, and a load-add-store per readout was a chain
+  /// through it.
+  struct PacketTally {
+    std::uint64_t formed = 0;
+    std::uint64_t clamped_low = 0;
+    std::uint64_t clamped_high = 0;
+
+    /// The mapped readout: its rejection counted, or its event handed to `on_event`, with its
+    /// source when on_event takes one.
+    template <typename OnEvent>
+    void emit(OnEvent& on_event, std::uint64_t pulse_ns, std::uint32_t tof_ns, const MapResult& m,
+              Errors& errors) noexcept {
+      if (m.status != MapStatus::kOk) return errors[to_error(m.status)].add();
+      clamped_low += m.clamp == Calibration::Clamp::kLow;
+      clamped_high += m.clamp == Calibration::Clamp::kHigh;
+      ++formed;
+      if constexpr (std::is_invocable_v<OnEvent&, std::uint64_t, std::uint32_t, std::uint32_t,
+                                        std::uint32_t>) {
+        on_event(pulse_ns, tof_ns, m.pixel, std::uint32_t{m.source});
+      } else {
+        on_event(pulse_ns, tof_ns, m.pixel);
+      }
+    }
+    void add_to(Counter& events, Counter& low, Counter& high) const noexcept {
+      if (formed != 0) events.add(formed);
+      if (clamped_low != 0) low.add(clamped_low);
+      if (clamped_high != 0) high.add(clamped_high);
+    }
+  };
+
+  /// parse() with the instrument's formula `map`, counting per packet (PacketTally).
+  /// gnu::flatten: the walk, the block's lambda and the formula all inlined into one loop (GCC's
+  /// heuristics otherwise left the lambda, the calibration look-up and the polynomial as calls,
+  /// each readout passed through memory).
+  template <typename OnEvent, typename Map>
+  [[gnu::flatten]] void parse_with(const std::uint8_t* data, std::uint32_t size,
+                                   const ess::PacketHeader& header, OnEvent& on_event,
+                                   Map map) noexcept {
+    PacketTally tally;
+    blocks_.walk(data, size, [&](const ess::ReadoutBlock& block) {
+      const CaenReadout r = read_readout(block.data);
+      ess::Tof tof;
+      if (!timed(r, header, tof)) return;
+      tally.emit(on_event, tof.pulse_ns, static_cast<std::uint32_t>(tof.tof_ns), map(r), errors_);
+    });
+    tally.add_to(events_, clamp_low_, clamp_high_);
+  }
+
+  /// LoKI's parse_with(), with the formula split around its two divisions (PixelMap::
+  /// loki_prepare / loki_finish): each readout is checked and prepared as it is walked, then
+  /// every kLokiBatch readouts (and at the end of the packet) the batch's divisions are done in
+  /// one loop, and the straw, correction and pixel in another, in readout order. One readout's
+  /// chain (two divisions, the straw's interval, a cubic, a rounding) is long and serial; a
+  /// batch's chains are independent, so the CPU overlaps them (and the compiler vectorises the
+  /// divisions). The same checks in the same order as map_loki(), so the same events and counts.
+  template <typename OnEvent>
+  [[gnu::flatten]] void parse_loki(const std::uint8_t* data, std::uint32_t size,
+                                   const ess::PacketHeader& header, OnEvent& on_event) noexcept {
+    PacketTally tally;
+    std::uint32_t n = 0;
+    LokiBatch& b = loki_batch_;
+    const PixelMap::LokiFinish finish = pixels_.loki_finish();
+    auto finish_batch = [&] {
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const auto sum = static_cast<double>(b.sum[i]);
+        b.pos[i] = static_cast<double>(b.position[i]) / sum;
+        b.straw_ratio[i] = static_cast<double>(b.straw[i]) / sum;
+      }
+      for (std::uint32_t i = 0; i < n; ++i)
+        b.unit[i] = pixels_.loki_unit(b.group[i], b.straw_ratio[i]);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        tally.emit(on_event, b.pulse_ns[i], b.tof_ns[i],
+                   finish(b.group[i], b.row[i], b.unit[i], b.pos[i]), errors_);
+      }
+      n = 0;
+    };
+    blocks_.walk(data, size, [&](const ess::ReadoutBlock& block) {
+      const CaenReadout r = read_readout(block.data);
+      ess::Tof tof;
+      if (!timed(r, header, tof)) return;
+      PixelMap::LokiPartial p;
+      if (const MapStatus s = pixels_.loki_prepare(r, p); s != MapStatus::kOk) {
+        return errors_[to_error(s)].add();
+      }
+      b.pulse_ns[n] = tof.pulse_ns;
+      b.tof_ns[n] = static_cast<std::uint32_t>(tof.tof_ns);
+      b.position[n] = p.position;
+      b.straw[n] = p.straw;
+      b.sum[n] = p.sum;
+      b.group[n] = p.group;
+      b.row[n] = p.row;
+      if (++n == kLokiBatch) finish_batch();
+    });
+    finish_batch();
+    tally.add_to(events_, clamp_low_, clamp_high_);
+  }
+
+  // LoKI's readouts between loki_prepare() and loki_finish(), as arrays (parse_loki).
+  static constexpr std::uint32_t kLokiBatch = 64;
+  struct LokiBatch {
+    std::uint64_t pulse_ns[kLokiBatch];
+    std::uint32_t tof_ns[kLokiBatch];
+    std::int32_t position[kLokiBatch];
+    std::int32_t straw[kLokiBatch];
+    std::int32_t sum[kLokiBatch];
+    std::uint32_t group[kLokiBatch];
+    std::uint32_t row[kLokiBatch];
+    double pos[kLokiBatch];
+    double straw_ratio[kLokiBatch];
+    int unit[kLokiBatch];
+  };
+
   const PixelMap& pixels_;
   ReadoutSettings settings_;
   ess::ReadoutBlockWalker blocks_;
   Counter& events_;
   Counter& clamp_low_;
   Counter& clamp_high_;
-  CounterGroup<ReadoutError, kReadoutErrorNames.size()> errors_;
+  Errors errors_;
+  LokiBatch loki_batch_;
 };
 
 }  // namespace efu::caen

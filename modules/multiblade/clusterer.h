@@ -57,6 +57,8 @@ class Clusterer {
 
  private:
   void pair(const vmm3a::Cluster& wire, const vmm3a::Cluster& strip) noexcept;
+  /// group() of one wire hit and one strip hit, without building clusters (clusterer.cpp).
+  void pair_single(const Hit& wire, const Hit& strip) noexcept;
   std::uint16_t position(const vmm3a::Cluster& c) const noexcept;
 
   const Geometry& geometry_;

@@ -43,7 +43,7 @@ Bytes packet(const std::vector<Bytes>& readouts) {
 /// kGood with byte `at` replaced by `value` (and more pairs).
 Bytes good_with(std::initializer_list<std::pair<int, std::uint8_t>> changes) {
   Bytes r = kGood;
-  for (const auto& [at, value] : changes) r[static_cast<std::size_t>(at)] = value;
+  for (const auto& [at, value] : changes) r.at(static_cast<std::size_t>(at)) = value;
   return r;
 }
 

@@ -148,7 +148,7 @@ TEST(Vmm3aHitSorter, EveryMethodSortsEveryShape) {
   std::mt19937_64 rng(7);
   // Sizes on both sides of each method's limit: insertion, ranking (<= 32), radix (> 32).
   for (std::uint32_t n : {0U, 1U, 2U, 5U, 31U, 32U, 33U, 200U, 4000U}) {
-    for (int shape = 0; shape < 5; ++shape) {
+    for (int shape = 0; shape < 6; ++shape) {
       std::vector<std::uint64_t> t(n);
       for (std::uint32_t i = 0; i < n; ++i) {
         switch (shape) {
@@ -164,9 +164,14 @@ TEST(Vmm3aHitSorter, EveryMethodSortsEveryShape) {
           case 3:
             t[i] = 1'000'000 + rng() % 7;
             break;  // shuffled, many ties
-          default:
+          case 4:
             t[i] = rng() % (1ULL << 40);
             break;  // beyond 2^32 apart
+          default:
+            // Shuffled, up to 2^32 − 1 apart: relative times of 2^31 and more, which a signed
+            // 32-bit key would have put first.
+            t[i] = 1'000'000 + (i == 0 ? 0xFFFF'FFFFULL : rng() % 0x1'0000'0000ULL);
+            break;
         }
       }
       SCOPED_TRACE(testing::Message() << "n " << n << " shape " << shape);

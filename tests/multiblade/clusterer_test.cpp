@@ -340,5 +340,46 @@ TEST_F(ClustererTest, ClosingAnEmptyCassetteDoesNothing) {
   EXPECT_FALSE(clusterer.pending(0));
 }
 
+// A group of one wire hit and one strip hit takes a shorter path (Clusterer::pair_single); each
+// case below is what the general path gives for two one-hit clusters, worked out by hand.
+TEST_F(ClustererTest, OneWireAndOneStripFormTheGeneralPathsEvent) {
+  // Strip first in the group, the wire earlier: the event's time is the wire's; adc 0 still
+  // places a one-hit cluster at its coordinate.
+  packet(clusterer, {{1, strip(12, 0, 2000)}, {1, wire(40, 50, 1900)}});
+  // 500 ns apart exactly: still matched (the window includes its end).
+  packet(clusterer, {{0, wire(5, 10, 10'000)}, {0, strip(60, 20, 10'500)}});
+  // 501 ns apart: neither matched, each counted from its own side.
+  packet(clusterer, {{0, wire(6, 10, 20'000)}, {0, strip(61, 20, 20'501)}});
+  // Equal times: the wire's hit is "first" (time_start <= ...), same pulse either way.
+  packet(clusterer, {{1, wire(33, 7, 30'000)}, {1, strip(0, 9, 30'000)}});
+  clusterer.close_all();
+  // close_all() closes cassette 0, then 1: order the events by time to compare.
+  std::vector<Event> events = sink.events;
+  std::sort(events.begin(), events.end(),
+            [](const Event& a, const Event& b) { return a.tof_ns < b.tof_ns; });
+  ASSERT_EQ(events.size(), 3U);
+  EXPECT_EQ(events[0], (Event{kPulse, 1900, pixel(12, 40)}));
+  EXPECT_EQ(events[1], (Event{kPulse, 10'000, pixel(60, 5)}));
+  EXPECT_EQ(events[2], (Event{kPulse, 30'000, pixel(0, 33)}));
+  EXPECT_EQ(count("events.formed"), 3U);
+  EXPECT_EQ(count("events.rejected.no_match_strip"), 1U);
+  EXPECT_EQ(count("events.rejected.no_match_wire"), 1U);
+}
+
+TEST_F(ClustererTest, OneWireAndOneStripObeyTheSpanLimitsAndThePixelRule) {
+  ClusterSettings s;
+  s.max_wire_span = 0;  // no cluster is that narrow: every event is rejected (the options forbid
+                        // 0; the rule still holds for a ClusterSettings made by hand)
+  Clusterer narrow{counters, geometry, s, sink};
+  packet(narrow, {{0, wire(5, 10, 0)}, {0, strip(6, 10, 0)}});
+  narrow.close_all();
+  EXPECT_EQ(count("events.rejected.wire_span_too_large"), 1U);
+  // A strip coordinate outside the 64-wide grid has no pixel.
+  packet(clusterer, {{0, wire(5, 10, 0)}, {0, strip(64, 10, 0)}});
+  clusterer.close_all();
+  EXPECT_EQ(count("events.rejected.pixel"), 1U);
+  EXPECT_TRUE(sink.events.empty());
+}
+
 }  // namespace
 }  // namespace efu::multiblade

@@ -50,9 +50,19 @@ void HitSorter::sort(Hit* hits, std::uint32_t n) noexcept {
   }
 }
 
+// Each hit's place is the number of hits earlier than it, a tie counting when it arrived first:
+//   rank(i) = #{j : key_j < key_i} + #{j < i : key_j = key_i}
+// over 32-bit keys, the times relative to the batch's earliest (below 2^32: sort() checked).
+// The keys are stored with their top bit flipped (key ^ 2^31): as signed integers they are then
+// ordered exactly as the relative times are unsigned, and the compiler vectorises the signed
+// compares (SSE2 has no unsigned one). (Keys of relative times of 2^31 ns and more, cast to
+// signed unflipped, sorted first.)
 void HitSorter::rank_sort(Hit* hits, std::uint32_t n, std::uint64_t lo) noexcept {
   std::int32_t keys[kRankSortLimit];
-  for (std::uint32_t i = 0; i < n; ++i) keys[i] = static_cast<std::int32_t>(hits[i].time_ns - lo);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const auto relative = static_cast<std::uint32_t>(hits[i].time_ns - lo);
+    keys[i] = static_cast<std::int32_t>(relative ^ 0x8000'0000U);
+  }
   Hit* out = scratch_.data();
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::int32_t k = keys[i];

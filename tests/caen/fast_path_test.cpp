@@ -1,0 +1,306 @@
+// The fast paths of the caen plugin against the formulas written plainly: the calibration's
+// bucket table for "which unit holds this ratio" against testing every interval in unit order,
+// and LoKI's batched readout parser (checks, two divisions, straw, cubic, pixel, done a batch
+// at a time) against the facility's formula applied one readout at a time (docs/caen.md), over
+// random readouts that hit every rejection, in packets that end inside and on batch boundaries.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "caen_readout.h"
+#include "calibration.h"
+#include "config.h"
+#include "efu/ess/ess_time.h"
+#include "efu/ess/readout_header.h"
+#include "pixel_map.h"
+#include "readout_parser.h"
+#include "test_support.h"
+
+namespace efu::caen {
+namespace {
+
+// --- Unit look-up ---------------------------------------------------------------------------
+
+/// The first unit of `group` whose interval [min, max] holds `pos`, or -1: the rule, plainly.
+int first_unit_holding(const Calibration& c, std::uint32_t group, double pos) {
+  for (std::uint32_t u = 0; u < c.group_size(); ++u) {
+    const UnitCalibration& unit = c.unit(group, u);
+    if (pos >= unit.min && pos <= unit.max) return static_cast<int>(u);
+  }
+  return -1;
+}
+
+/// Every position worth trying for `c`: each interval end and bucket boundary (k/64) with its
+/// neighbouring doubles, the ends of [0, 1] and outside it, and random positions.
+std::vector<double> positions(const Calibration& c, std::mt19937_64& rng) {
+  std::vector<double> out{0.0,
+                          -0.0,
+                          1.0,
+                          -1e-300,
+                          1.0000000000000002,
+                          -0.5,
+                          2.0,
+                          std::numeric_limits<double>::quiet_NaN(),
+                          std::numeric_limits<double>::infinity(),
+                          -std::numeric_limits<double>::infinity()};
+  auto around = [&out](double x) {
+    out.push_back(x);
+    out.push_back(std::nextafter(x, -1.0));
+    out.push_back(std::nextafter(x, 2.0));
+  };
+  for (int k = 0; k <= 64; ++k) around(k / 64.0);
+  for (std::uint32_t g = 0; g < c.groups(); ++g) {
+    for (std::uint32_t u = 0; u < c.group_size(); ++u) {
+      around(c.unit(g, u).min);
+      around(c.unit(g, u).max);
+    }
+  }
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  for (int i = 0; i < 20000; ++i) out.push_back(uniform(rng));
+  return out;
+}
+
+void expect_table_agrees(const std::string& instrument, int size, const std::string& intervals) {
+  const Calibration c = Calibration::from_text(
+      test::calibration_text(instrument, 2, size, intervals), "cal.json", instrument);
+  std::mt19937_64 rng(5);
+  int held = 0;
+  for (const double pos : positions(c, rng)) {
+    for (std::uint32_t g = 0; g < c.groups(); ++g) {
+      const int want = first_unit_holding(c, g, pos);
+      ASSERT_EQ(c.unit_of(g, pos), want) << instrument << " " << intervals << " pos " << pos;
+      ASSERT_EQ(c.scan_units(g, pos), want) << intervals << " pos " << pos;
+      held += want >= 0;
+    }
+  }
+  EXPECT_GT(held, 0);  // the positions did reach the intervals
+}
+
+TEST(UnitLookup, TableAgreesWithTestingEveryIntervalInOrder) {
+  expect_table_agrees("loki", 7, test::kLokiIntervals);
+  expect_table_agrees("bifrost", 3, test::kBifrostIntervals);
+  // Reversed intervals, as BIFROST writes some.
+  expect_table_agrees("bifrost", 3, "[[0.25, 0.0], [0.625, 0.375], [1.0, 0.75]]");
+  // Ends exactly on bucket boundaries (k/64) and single points.
+  expect_table_agrees("loki", 4,
+                      "[[0.0, 0.015625], [0.03125, 0.03125], [0.5, 0.515625], "
+                      "[0.984375, 1.0]]");
+  // Units out of order, and more than two intervals in one bucket (the scan fallback).
+  expect_table_agrees("loki", 7,
+                      "[[0.9, 1.0], [0.001, 0.002], [0.003, 0.004], [0.005, 0.006], "
+                      "[0.5, 0.6], [0.007, 0.0155], [0.2, 0.3]]");
+  // One unit; and the widest group the file allows (64 units of 1/64 less a gap).
+  expect_table_agrees("bifrost", 1, "[[0.1, 0.9]]");
+  std::string wide = "[";
+  for (int u = 0; u < 64; ++u) {
+    wide += std::string(u ? ", " : "") + "[" + std::to_string(u / 64.0 + 0.0001) + ", " +
+            std::to_string((u + 1) / 64.0 - 0.0001) + "]";
+  }
+  expect_table_agrees("loki", 64, wide + "]");
+}
+
+// --- LoKI, batched ---------------------------------------------------------------------------
+
+constexpr std::uint64_t kPulseNs = 1'700'000'000'000'000'000ULL;
+constexpr std::uint64_t kPrevPulseNs = kPulseNs - 71'428'571;
+constexpr std::uint64_t kMaxTofNs = 1'000'000'000;  // test::kLokiConfig's MaxTOFNS
+
+/// A LoKI calibration for test::kLokiConfig's 48 groups whose polynomials differ per group and
+/// unit and push some positions past both ends (clamps of either kind).
+std::string varied_calibration() {
+  std::string s = R"({"Calibration": {"instrument": "loki", "groups": 48, "groupsize": 7,
+    "Parameters": [)";
+  for (int g = 0; g < 48; ++g) {
+    s += std::string(g ? ", " : "") + R"({"groupindex": )" + std::to_string(g) +
+         R"(, "intervals": )" + test::kLokiIntervals + R"(, "polynomials": [)";
+    for (int u = 0; u < 7; ++u) {
+      const double a = 0.01 * ((g + u) % 7 - 3);  // −0.03 .. 0.03
+      const double b = 0.02 * ((g * 3 + u) % 5 - 2);
+      const double c = 0.005 * (u % 3);
+      const double d = -0.002 * (g % 4);
+      s += std::string(u ? ", " : "") + "[" + std::to_string(a) + ", " + std::to_string(b) + ", " +
+           std::to_string(c) + ", " + std::to_string(d) + "]";
+    }
+    s += "]}";
+  }
+  return s + "]}}";
+}
+
+struct Outcome {
+  bool event = false;
+  std::string rejected;  // readouts.errors.<name> when not an event
+  std::uint64_t pulse_ns = 0;
+  std::uint32_t tof_ns = 0;
+  std::uint32_t pixel = 0;
+  int clamp = 0;  // 1 low, 2 high
+};
+
+/// One readout through docs/caen.md's LoKI formula, written out with nothing precomputed.
+Outcome loki_by_the_formula(const CaenConfig& config, const Calibration& cal,
+                            std::int64_t threshold, const CaenReadout& r) {
+  Outcome o;
+  if (r.fiber > kMaxFiber) return o.rejected = "fiber", o;
+  if (r.fen > kMaxFen) return o.rejected = "fen", o;
+  if (r.time_low > ess::kMaxTimeLow) return o.rejected = "time_fraction", o;
+  const std::uint64_t t = ess::to_ns(r.time_high, r.time_low);
+  std::uint64_t reference = kPulseNs;
+  if (t < kPulseNs) {
+    if (t < kPrevPulseNs) return o.rejected = "tof_negative", o;
+    reference = kPrevPulseNs;
+  }
+  if (t - reference > kMaxTofNs) return o.rejected = "tof_too_large", o;
+  const LokiRing& ring = config.rings[r.fiber / 2];
+  if (!ring.configured) return o.rejected = "ring", o;
+  if (r.fen >= ring.fens) return o.rejected = "fen", o;
+  if (r.group >= 8) return o.rejected = "group", o;
+  const std::int64_t a = static_cast<std::int16_t>(r.a), b = static_cast<std::int16_t>(r.b),
+                     c = static_cast<std::int16_t>(r.c), d = static_cast<std::int16_t>(r.d);
+  const std::int64_t sum = a + b + c + d;
+  if (sum == 0) return o.rejected = "amplitude_zero", o;
+  if (sum < threshold) return o.rejected = "amplitude_low", o;
+  const double pos = static_cast<double>(a + b) / static_cast<double>(sum);
+  if (pos < 0.0 || pos > 1.0) return o.rejected = "position", o;
+  const LokiBank& bank = config.banks[ring.bank];
+  const std::uint32_t layer = r.group % 4, half = r.group / 4;
+  const std::uint32_t group =
+      bank.y_offset / 7 + layer * bank.groups_n + (ring.fen_offset + r.fen) * 2 + half;
+  if (group >= cal.groups()) return o.rejected = "calibration_group", o;
+  const double straw = static_cast<double>(b + d) / static_cast<double>(sum);
+  const int unit = first_unit_holding(cal, group, straw);
+  if (unit < 0) return o.rejected = "outside_interval", o;
+  const UnitCalibration& u = cal.unit(group, static_cast<std::uint32_t>(unit));
+  double corrected = pos - (u.a + pos * (u.b + pos * (u.c + pos * u.d)));
+  if (corrected < 0.0) corrected = 0.0, o.clamp = 1;
+  if (corrected > 1.0) corrected = 1.0, o.clamp = 2;
+  const auto x = static_cast<std::uint32_t>(std::round(corrected * (config.resolution - 1)));
+  const std::uint32_t y = bank.y_offset + layer * bank.groups_n * 7 +
+                          (ring.fen_offset + r.fen) * 14 + half * 7 +
+                          static_cast<std::uint32_t>(unit);
+  if (x >= config.resolution || y >= config.total_groups * 7) return o.rejected = "pixel", o;
+  o.event = true;
+  o.pulse_ns = reference;
+  o.tof_ns = static_cast<std::uint32_t>(t - reference);
+  o.pixel = 1 + x + config.resolution * y;
+  return o;
+}
+
+/// A random readout that lands in every branch of the formula now and then: mostly good ones
+/// on the configured rings, and bad fibres, FENs, groups, times and amplitudes.
+CaenReadout random_readout(std::mt19937_64& rng) {
+  CaenReadout r;
+  const auto pick = [&rng](std::uint64_t n) { return rng() % n; };
+  r.fiber = static_cast<std::uint8_t>(pick(20) == 0 ? pick(256) : pick(8));  // rings 0..3
+  r.fen = static_cast<std::uint8_t>(pick(20) == 0 ? pick(30) : pick(2));
+  r.group = static_cast<std::uint8_t>(pick(20) == 0 ? pick(12) : pick(8));
+  std::uint64_t t = kPulseNs + pick(100'000'000);
+  if (pick(10) == 0) t = kPrevPulseNs + pick(kPulseNs - kPrevPulseNs);  // the previous pulse's
+  if (pick(40) == 0) t = kPrevPulseNs - 1 - pick(1000);                 // before both pulses
+  if (pick(50) == 0) t = kPulseNs + kMaxTofNs - 500 + pick(1000);
+  const ess::EssTime e = ess::to_ess(t);
+  r.time_high = e.high;
+  r.time_low = pick(100) == 0 ? ess::kMaxTimeLow + 1 + static_cast<std::uint32_t>(pick(5)) : e.low;
+  auto amplitude = [&]() -> std::uint16_t {
+    switch (pick(8)) {
+      case 0:
+        return static_cast<std::uint16_t>(rng());  // any 16 bits: negatives too
+      case 1:
+        return static_cast<std::uint16_t>(pick(3));  // 0, 1, 2: zero and tiny sums
+      default:
+        return static_cast<std::uint16_t>(pick(8000));
+    }
+  };
+  r.a = amplitude();
+  r.b = amplitude();
+  r.c = amplitude();
+  r.d = amplitude();
+  if (pick(40) == 0)
+    r.c = static_cast<std::uint16_t>(-(static_cast<std::int16_t>(r.a) +
+                                       static_cast<std::int16_t>(r.b) +
+                                       static_cast<std::int16_t>(r.d)));
+  return r;
+}
+
+std::vector<std::uint8_t> packet_of(const std::vector<CaenReadout>& readouts) {
+  std::vector<std::uint8_t> p(ess::kHeaderSizeV1 + readouts.size() * kReadoutSize);
+  for (std::size_t i = 0; i < readouts.size(); ++i) {
+    write_readout(p.data() + ess::kHeaderSizeV1 + i * kReadoutSize, readouts[i]);
+  }
+  return p;
+}
+
+TEST(LokiBatch, EventsAndCountsEqualTheFormulaReadoutByReadout) {
+  const CaenConfig config = CaenConfig::from_text(test::kLokiConfig, "loki.json");
+  const Calibration cal = Calibration::from_text(varied_calibration(), "cal.json", "loki");
+  for (const std::int64_t threshold : {std::int64_t{0}, std::int64_t{3000}}) {
+    const PixelMap pixels(config, cal, threshold);
+    CounterRegistry counters;
+    ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0});
+    ess::PacketHeader header{};
+    header.pulse_time_ns = kPulseNs;
+    header.prev_pulse_time_ns = kPrevPulseNs;
+    std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 17);
+    std::map<std::string, std::uint64_t> want_rejected;
+    std::uint64_t want_events = 0, want_low = 0, want_high = 0, readouts = 0;
+    // Packet sizes around the batch size (64): empty, inside one batch, exactly one or two
+    // batches, one past, and a full 8972-byte packet's 372.
+    for (const std::size_t n : {0, 1, 63, 64, 65, 127, 128, 129, 200, 372, 372, 372, 372, 372}) {
+      std::vector<CaenReadout> readouts_in(n);
+      std::vector<Outcome> want;
+      for (CaenReadout& r : readouts_in) {
+        r = random_readout(rng);
+        const Outcome o = loki_by_the_formula(config, cal, threshold, r);
+        if (o.event) {
+          want.push_back(o);
+          ++want_events;
+          want_low += o.clamp == 1;
+          want_high += o.clamp == 2;
+        } else {
+          ++want_rejected[o.rejected];
+        }
+      }
+      readouts += n;
+      const std::vector<std::uint8_t> p = packet_of(readouts_in);
+      std::vector<test::Event> got;
+      parser.parse(p.data() + ess::kHeaderSizeV1,
+                   static_cast<std::uint32_t>(p.size() - ess::kHeaderSizeV1), header,
+                   [&](std::uint64_t pulse, std::uint32_t tof, std::uint32_t pixel) {
+                     got.push_back({pulse, tof, pixel});
+                   });
+      ASSERT_EQ(got.size(), want.size()) << "packet of " << n;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], (test::Event{want[i].pulse_ns, want[i].tof_ns, want[i].pixel}))
+            << "event " << i << " of a packet of " << n;
+      }
+    }
+    EXPECT_EQ(counters.value("events.formed"), want_events);
+    EXPECT_EQ(counters.value("calibration.clamp_low"), want_low);
+    EXPECT_EQ(counters.value("calibration.clamp_high"), want_high);
+    EXPECT_EQ(counters.value("readouts.received"), readouts);
+    std::uint64_t rejected = 0;
+    for (const char* name : kReadoutErrorNames) {
+      const std::uint64_t want_n = want_rejected[name];
+      EXPECT_EQ(counters.value(std::string("readouts.errors.") + name), want_n) << name;
+      rejected += want_n;
+    }
+    EXPECT_EQ(want_events + rejected, readouts);  // every readout accounted for once
+    // The random readouts did reach every branch that matters here.
+    EXPECT_GT(want_low, 0U);
+    EXPECT_GT(want_high, 0U);
+    for (const char* name : {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large",
+                             "ring", "group", "amplitude_zero", "position", "outside_interval"}) {
+      EXPECT_GT(want_rejected[name], 0U) << name;
+    }
+    if (threshold > 0) {
+      EXPECT_GT(want_rejected["amplitude_low"], 0U);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace efu::caen
