@@ -83,16 +83,19 @@ class Calibration {
     const double* min = &min_[std::size_t{group} * stride_];
     const double* max = &max_[std::size_t{group} * stride_];
     std::uint64_t hits = 0;
+    // The slots past the 64th are padding (a group has at most 64 units), which never hit: the
+    // mask's 64 bits hold every unit.
+    const std::uint32_t lanes = std::min(stride_, 64U);
 #if defined(__SSE2__)
     // cmpge/cmple are the ordered compares: false for a NaN, as `pos >= min` is.
     const __m128d p = _mm_set1_pd(pos);
-    for (std::uint32_t i = 0; i < stride_; i += 2) {
+    for (std::uint32_t i = 0; i < lanes; i += 2) {
       const __m128d in = _mm_and_pd(_mm_cmpge_pd(p, _mm_loadu_pd(min + i)),
                                     _mm_cmple_pd(p, _mm_loadu_pd(max + i)));
       hits |= static_cast<std::uint64_t>(_mm_movemask_pd(in)) << i;
     }
 #else
-    for (std::uint32_t i = 0; i < stride_; ++i) {
+    for (std::uint32_t i = 0; i < lanes; ++i) {
       hits |= static_cast<std::uint64_t>((pos >= min[i]) & (pos <= max[i])) << i;
     }
 #endif
