@@ -189,13 +189,13 @@ class ReadoutParser {
     tally.add_to(events_, clamp_low_, clamp_high_);
   }
 
-  /// LoKI's parse_with(), with the formula split around its two divisions (PixelMap::
-  /// loki_prepare / loki_finish): each readout is checked and prepared as it is walked, then
-  /// every kLokiBatch readouts (and at the end of the packet) the batch's divisions are done in
-  /// one loop, and the straw, correction and pixel in another, in readout order. One readout's
-  /// chain (two divisions, the straw's interval, a cubic, a rounding) is long and serial; a
-  /// batch's chains are independent, so the CPU overlaps them (and the compiler vectorises the
-  /// divisions). The same checks in the same order as map_loki(), so the same events and counts.
+  /// LoKI's parse_with(), with the formula in three parts (PixelMap::loki_prepare, loki_unit,
+  /// LokiFinish): each readout is checked and prepared as it is walked, then every kLokiBatch
+  /// readouts (and at the end of the packet) the batch's divisions are done in one loop
+  /// (vectorised), its straws in a second and the correction and pixel in a third, in readout
+  /// order. One readout's chain (two divisions, the straw, a cubic, a rounding) is long and
+  /// serial; a batch's chains are independent. The same checks in the same order as map_loki(),
+  /// so the same events and counts (fast_path_test.cpp).
   template <typename OnEvent>
   [[gnu::flatten]] void parse_loki(const std::uint8_t* data, std::uint32_t size,
                                    const ess::PacketHeader& header, OnEvent& on_event) noexcept {
