@@ -50,57 +50,16 @@ class Calibration {
   std::uint32_t group_size() const noexcept { return group_size_; }
 
   /// The unit whose interval holds `pos` (endpoints included; the first such unit), or -1.
-  /// `group` must be < groups().
-  ///
-  /// By a table rather than a test of every interval (which cost LoKI about 40 instructions a
-  /// readout). Every interval lies in [0, 1] (the file's rule), so a `pos` outside it is in
-  /// none. Inside, the group's table has kBuckets buckets: bucket k is the positions with
-  ///   k = min(floor(pos · kBuckets), kBuckets − 1)
-  /// (a product by a power of two is exact, so k is exactly that floor), holding the units
-  /// whose intervals reach into [k / kBuckets, (k + 1) / kBuckets], in unit order. No other unit
-  /// can hold such a `pos`, so testing the bucket's units in order gives the first unit that
-  /// holds it, exactly as testing every unit would. A bucket lists up to two units (a boundary
-  /// between two intervals); one that would need more is marked and falls back to testing the
-  /// whole group (scan_units). An unused entry names the group's padding slot, the empty
-  /// interval [1, 0], which holds nothing.
-  int unit_of(std::uint32_t group, double pos) const noexcept {
-    if (!(pos >= 0.0 && pos <= 1.0)) return -1;  // also a NaN
-    const auto k = std::min(static_cast<std::uint32_t>(pos * kBuckets), kBuckets - 1);
-    const Bucket b = buckets_[std::size_t{group} * kBuckets + k];
-    if (b.first == kScanGroup) [[unlikely]]
-      return scan_units(group, pos);
-    const double* min = &min_[std::size_t{group} * stride_];
-    const double* max = &max_[std::size_t{group} * stride_];
-    const bool first = pos >= min[b.first] && pos <= max[b.first];
-    const bool second = pos >= min[b.second] && pos <= max[b.second];
-    return first ? b.first : (second ? b.second : -1);
-  }
+  /// `group` must be < groups(). (Lookup::unit_of has the method.)
+  int unit_of(std::uint32_t group, double pos) const noexcept;
+  /// unit_of() by testing every interval of the group (Lookup::scan_units).
+  int scan_units(std::uint32_t group, double pos) const noexcept;
 
-  /// unit_of() by testing every interval of the group: the hits collected as a bit mask, whose
-  /// lowest set bit is the first unit that holds `pos` (no branch per unit). With SSE2 (every
-  /// x86-64) two intervals per compare, over the group's padded ends.
-  int scan_units(std::uint32_t group, double pos) const noexcept {
-    const double* min = &min_[std::size_t{group} * stride_];
-    const double* max = &max_[std::size_t{group} * stride_];
-    std::uint64_t hits = 0;
-    // The slots past the 64th are padding (a group has at most 64 units), which never hit: the
-    // mask's 64 bits hold every unit.
-    const std::uint32_t lanes = std::min(stride_, 64U);
-#if defined(__SSE2__)
-    // cmpge/cmple are the ordered compares: false for a NaN, as `pos >= min` is.
-    const __m128d p = _mm_set1_pd(pos);
-    for (std::uint32_t i = 0; i < lanes; i += 2) {
-      const __m128d in = _mm_and_pd(_mm_cmpge_pd(p, _mm_loadu_pd(min + i)),
-                                    _mm_cmple_pd(p, _mm_loadu_pd(max + i)));
-      hits |= static_cast<std::uint64_t>(_mm_movemask_pd(in)) << i;
-    }
-#else
-    for (std::uint32_t i = 0; i < lanes; ++i) {
-      hits |= static_cast<std::uint64_t>((pos >= min[i]) & (pos <= max[i])) << i;
-    }
-#endif
-    return hits == 0 ? -1 : std::countr_zero(hits);
-  }
+  class Lookup;
+  /// What unit_of() reads, as a value: a caller keeps it in registers over a packet, where the
+  /// calibration's own members would be reloaded after every store the compiler cannot tell
+  /// apart from them (an event written out).
+  Lookup lookup() const noexcept;
 
   const UnitCalibration& unit(std::uint32_t group, std::uint32_t unit) const noexcept {
     return units_[group * group_size_ + unit];
@@ -152,6 +111,101 @@ class Calibration {
   std::vector<double> min_;
   std::vector<double> max_;
 };
+
+/// Calibration::unit_of()'s table and intervals, by pointer and size (Calibration::lookup()).
+class Calibration::Lookup {
+ public:
+  /// The unit whose interval holds `pos` (endpoints included; the first such unit), or -1.
+  /// `group` must be < the calibration's groups().
+  ///
+  /// By a table rather than a test of every interval (which cost LoKI about 40 instructions a
+  /// readout). Every interval lies in [0, 1] (the file's rule), so a `pos` outside it is in
+  /// none. Inside, the group's table has kBuckets buckets: bucket k is the positions with
+  ///   k = min(floor(pos · kBuckets), kBuckets − 1)
+  /// (a product by a power of two is exact, so k is exactly that floor), holding the units
+  /// whose intervals reach into [k / kBuckets, (k + 1) / kBuckets], in unit order. No other unit
+  /// can hold such a `pos`, so testing the bucket's units in order gives the first unit that
+  /// holds it, exactly as testing every unit would. A bucket lists up to two units (a boundary
+  /// between two intervals); one that would need more is marked and falls back to testing the
+  /// whole group (scan_units). An unused entry names the group's padding slot, the empty
+  /// interval [1, 0], which holds nothing.
+  int unit_of(std::uint32_t group, double pos) const noexcept {
+    if (!(pos >= 0.0 && pos <= 1.0)) return -1;  // also a NaN
+    return unit_of_inside(group, pos);
+  }
+  /// unit_of() for a `pos` known to be in [0, 1] (a ratio of non-negative amplitudes).
+  int unit_of_inside(std::uint32_t group, double pos) const noexcept {
+    const auto k = std::min(static_cast<std::uint32_t>(pos * kBuckets), kBuckets - 1);
+    const Bucket b = buckets_[std::size_t{group} * kBuckets + k];
+    if (b.first == kScanGroup) [[unlikely]]
+      return scan_units(group, pos);
+    const double* min = &min_[std::size_t{group} * stride_];
+    const double* max = &max_[std::size_t{group} * stride_];
+    const bool first = pos >= min[b.first] && pos <= max[b.first];
+    const bool second = pos >= min[b.second] && pos <= max[b.second];
+    return first ? b.first : (second ? b.second : -1);
+  }
+
+  /// unit_of() by testing every interval of the group: the hits collected as a bit mask, whose
+  /// lowest set bit is the first unit that holds `pos` (no branch per unit). With SSE2 (every
+  /// x86-64) two intervals per compare, over the group's padded ends.
+  int scan_units(std::uint32_t group, double pos) const noexcept {
+    const double* min = &min_[std::size_t{group} * stride_];
+    const double* max = &max_[std::size_t{group} * stride_];
+    std::uint64_t hits = 0;
+    // The slots past the 64th are padding (a group has at most 64 units), which never hit: the
+    // mask's 64 bits hold every unit.
+    const std::uint32_t lanes = std::min(stride_, 64U);
+#if defined(__SSE2__)
+    // cmpge/cmple are the ordered compares: false for a NaN, as `pos >= min` is.
+    const __m128d p = _mm_set1_pd(pos);
+    for (std::uint32_t i = 0; i < lanes; i += 2) {
+      const __m128d in = _mm_and_pd(_mm_cmpge_pd(p, _mm_loadu_pd(min + i)),
+                                    _mm_cmple_pd(p, _mm_loadu_pd(max + i)));
+      hits |= static_cast<std::uint64_t>(_mm_movemask_pd(in)) << i;
+    }
+#else
+    for (std::uint32_t i = 0; i < lanes; ++i) {
+      hits |= static_cast<std::uint64_t>((pos >= min[i]) & (pos <= max[i])) << i;
+    }
+#endif
+    return hits == 0 ? -1 : std::countr_zero(hits);
+  }
+
+  /// The calibration of a group's unit (Calibration::unit()).
+  const UnitCalibration& unit(std::uint32_t group, std::uint32_t unit) const noexcept {
+    return units_[group * group_size_ + unit];
+  }
+
+ private:
+  friend class Calibration;
+  using Bucket = Calibration::Bucket;
+  static constexpr std::uint32_t kBuckets = Calibration::kBuckets;
+  static constexpr std::uint8_t kScanGroup = Calibration::kScanGroup;
+  const Bucket* buckets_;
+  const double* min_;
+  const double* max_;
+  std::uint32_t stride_;
+  std::uint32_t group_size_;
+  const UnitCalibration* units_;
+};
+
+inline Calibration::Lookup Calibration::lookup() const noexcept {
+  Lookup l;
+  l.buckets_ = buckets_.data();
+  l.min_ = min_.data();
+  l.max_ = max_.data();
+  l.stride_ = stride_;
+  l.group_size_ = group_size_;
+  l.units_ = units_.data();
+  return l;
+}
+inline int Calibration::unit_of(std::uint32_t group, double pos) const noexcept {
+  return lookup().unit_of(group, pos);
+}
+inline int Calibration::scan_units(std::uint32_t group, double pos) const noexcept {
+  return lookup().scan_units(group, pos);
+}
 
 /// True if two of the intervals overlap or touch (closer than kIntervalEpsilon).
 bool intervals_overlap(std::vector<std::pair<double, double>> intervals);

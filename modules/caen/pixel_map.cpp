@@ -37,18 +37,30 @@ PixelMap::PixelMap(const CaenConfig& config, const Calibration& calibration,
       loki_grid_ =
           ess::LogicalGeometry{config.resolution, config.total_groups * kLokiStrawsPerGroup};
       pixel_count_ = loki_grid_.pixel_count();
+      // Every (ring, FEN, local group) slot, by the formulas above loki_prepare() in
+      // pixel_map.h:
+      //   global group = YOffset/7 + (group%4)·GroupsN + (FENOffset+FEN)·2 + group/4
+      //   row          = YOffset + (group%4)·GroupsN·7 + (FENOffset+FEN)·14 + (group/4)·7
+      loki_slots_.assign(loki_slot_index(kMaxRings, 0, 0), LokiSlot{kLokiNoRing, 0});
       for (std::uint32_t ring = 0; ring < kMaxRings; ++ring) {
         const LokiRing& rc = config.rings[ring];
         if (!rc.configured) continue;
         const LokiBank& bank = config.banks[rc.bank];
-        loki_rings_[ring] = LokiRingMap{
-            true,
-            rc.fens,
-            bank.y_offset / kLokiStrawsPerGroup + rc.fen_offset * 2,
-            bank.groups_n,
-            bank.y_offset + rc.fen_offset * 2 * kLokiStrawsPerGroup,
-            bank.groups_n * kLokiStrawsPerGroup,
-        };
+        for (std::uint32_t fen = 0; fen <= kMaxFen; ++fen) {
+          for (std::uint32_t group = 0; group < kLokiGroupsPerFen; ++group) {
+            LokiSlot& slot = loki_slots_[loki_slot_index(ring, fen, group)];
+            if (fen >= rc.fens) {
+              slot = LokiSlot{kLokiNoFen, 0};
+              continue;
+            }
+            const std::uint32_t layer = group % kLokiLayers;
+            const std::uint32_t half = group / kLokiLayers;
+            const std::uint32_t fen2 = (rc.fen_offset + fen) * 2U;
+            slot.group = bank.y_offset / kLokiStrawsPerGroup + layer * bank.groups_n + fen2 + half;
+            slot.row = bank.y_offset + layer * bank.groups_n * kLokiStrawsPerGroup +
+                       fen2 * kLokiStrawsPerGroup + half * kLokiStrawsPerGroup;
+          }
+        }
       }
       break;
     }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "caen_readout.h"
 #include "calibration.h"
@@ -123,6 +124,8 @@ class PixelMap {
   int loki_unit(std::uint32_t group, double straw) const noexcept {
     return calibration_.unit_of(group, straw);
   }
+  /// loki_unit()'s look-up as a value (Calibration::lookup()), for a caller's registers.
+  Calibration::Lookup unit_lookup() const noexcept { return calibration_.lookup(); }
   /// The last part, as a value that holds what it reads of the map and the calibration: a
   /// caller keeps it in registers over a batch, where the map's own members would be reloaded
   /// after every store the compiler cannot tell apart from them (an event written out).
@@ -135,9 +138,53 @@ class PixelMap {
                          double pos) const noexcept;
   };
   LokiFinish loki_finish() const noexcept;
-  MapResult map_bifrost(const CaenReadout& r) const noexcept;
-  MapResult map_cspec(const CaenReadout& r) const noexcept;
-  MapResult map_miracles(const CaenReadout& r) const noexcept;
+  MapResult map_bifrost(const CaenReadout& r) const noexcept { return bifrost()(r); }
+  MapResult map_cspec(const CaenReadout& r) const noexcept { return cspec()(r); }
+  MapResult map_miracles(const CaenReadout& r) const noexcept { return miracles()(r); }
+
+  /// The other instruments' formulas as values, like LokiFinish: each holds what its formula
+  /// reads of the map (limits, resolution, the calibration's Lookup), so that the readout parser
+  /// keeps them in registers over a packet.
+  struct SumLimits {
+    std::int64_t max_amplitude;
+    std::int64_t threshold;
+    /// The sum checks every instrument shares; kOk when the sum may be divided by.
+    MapStatus check(std::int64_t sum, bool check_high) const noexcept {
+      if (sum == 0) return MapStatus::kAmplitudeZero;
+      if (check_high && sum > max_amplitude) return MapStatus::kAmplitudeHigh;
+      if (sum < threshold) return MapStatus::kAmplitudeLow;
+      return MapStatus::kOk;
+    }
+  };
+  struct BifrostMap {
+    std::uint32_t max_ring, max_fen, max_group, resolution, groups;
+    SumLimits limits;
+    Calibration::Lookup calibration;
+    MapResult operator()(const CaenReadout& r) const noexcept;
+  };
+  struct CspecMap {
+    std::uint32_t max_ring, max_fen, max_group, resolution;
+    SumLimits limits;
+    MapResult operator()(const CaenReadout& r) const noexcept;
+  };
+  struct MiraclesMap {
+    std::uint32_t max_ring;
+    int half;  // Resolution / 2
+    SumLimits limits;
+    MapResult operator()(const CaenReadout& r) const noexcept;
+  };
+  BifrostMap bifrost() const noexcept {
+    return BifrostMap{config_.max_ring,     config_.max_fen,       config_.max_group,
+                      config_.resolution,   calibration_.groups(), limits(),
+                      calibration_.lookup()};
+  }
+  CspecMap cspec() const noexcept {
+    return CspecMap{config_.max_ring, config_.max_fen, config_.max_group, config_.resolution,
+                    limits()};
+  }
+  MiraclesMap miracles() const noexcept {
+    return MiraclesMap{config_.max_ring, static_cast<int>(config_.resolution / 2), limits()};
+  }
 
  private:
   static constexpr MapResult fail(MapStatus s) noexcept {
@@ -149,12 +196,9 @@ class PixelMap {
     return pixel == 0 ? fail(MapStatus::kPixel) : MapResult{MapStatus::kOk, clamp, source, pixel};
   }
 
-  /// The sum checks every instrument shares; kOk when the sum may be divided by.
+  SumLimits limits() const noexcept { return SumLimits{config_.max_amplitude, threshold_}; }
   MapStatus check_sum(std::int64_t sum, bool check_high) const noexcept {
-    if (sum == 0) return MapStatus::kAmplitudeZero;
-    if (check_high && sum > config_.max_amplitude) return MapStatus::kAmplitudeHigh;
-    if (sum < threshold_) return MapStatus::kAmplitudeLow;
-    return MapStatus::kOk;
+    return limits().check(sum, check_high);
   }
 
   CaenConfig config_;
@@ -162,16 +206,19 @@ class PixelMap {
   std::int64_t threshold_;
   std::uint32_t pixel_count_ = 0;
   ess::LogicalGeometry loki_grid_{1, 1};
-  // LoKI, per ring: the global group and straw row of FEN 0, group 0, unit 0, and the strides.
-  struct LokiRingMap {
-    bool configured;
-    std::uint32_t fens;
-    std::uint32_t group_base;
-    std::uint32_t layer_groups;  // GroupsN
-    std::uint32_t row_base;
-    std::uint32_t layer_rows;  // GroupsN * 7
+  // LoKI, per (ring, FEN, local group): the global group and the straw row of its unit 0, or
+  // why the readout has none (loki_prepare). 12 · 24 · 8 slots of 8 bytes.
+  struct LokiSlot {
+    std::uint32_t group;  // the global group, or kLokiNoRing / kLokiNoFen
+    std::uint32_t row;
   };
-  std::array<LokiRingMap, kMaxRings> loki_rings_{};
+  static constexpr std::uint32_t kLokiNoFen = 0xFFFF'FFFEU;
+  static constexpr std::uint32_t kLokiNoRing = 0xFFFF'FFFFU;
+  static constexpr std::size_t loki_slot_index(std::uint32_t ring, std::uint32_t fen,
+                                               std::uint32_t group) noexcept {
+    return (std::size_t{ring} * (kMaxFen + 1U) + fen) * kLokiGroupsPerFen + group;
+  }
+  std::vector<LokiSlot> loki_slots_;
 };
 
 // --- LoKI ---------------------------------------------------------------------------------
@@ -194,11 +241,19 @@ class PixelMap {
 // 2^18 in magnitude, held exactly; the division is correctly rounded and 0 and 1 are doubles, so
 // a quotient in [0, 1] stays there; one outside it is at least 1/sum ≥ 2^-18 away, far more than
 // the rounding can move it.
+//
+// The group and row depend on (ring, FEN, local group) alone, so the constructor works them out
+// for every such triple into loki_slots_, and a readout looks its slot up, with the same checks
+// in the same order: an unconfigured ring, then a FEN beyond the ring's, then a local group
+// above 7 (the slot of group % 8 says the first two, whichever the group), then the sums, the
+// position and last the calibration group (the slot holds the global group; one past the
+// calibration's is rejected there).
 inline MapStatus PixelMap::loki_prepare(const CaenReadout& r, LokiPartial& p) const noexcept {
-  const std::uint32_t ring = r.fiber / 2U;
-  const LokiRingMap& m = loki_rings_[ring];  // fibre <= 23 was checked: ring < 12
-  if (!m.configured) return MapStatus::kRing;
-  if (r.fen >= m.fens) return MapStatus::kFen;
+  // fibre <= 23 and FEN <= 23 were checked (the readout parser's first checks): in the table.
+  const LokiSlot slot =
+      loki_slots_[loki_slot_index(r.fiber / 2U, r.fen, r.group % kLokiGroupsPerFen)];
+  if (slot.group >= kLokiNoFen) [[unlikely]]
+    return slot.group == kLokiNoRing ? MapStatus::kRing : MapStatus::kFen;
   if (r.group >= kLokiGroupsPerFen) return MapStatus::kGroup;
   const Amplitudes amp = amplitudes(r, true);
   const std::int32_t sum = amp.a + amp.b + amp.c + amp.d;  // 4 × 16 bits: no overflow
@@ -207,17 +262,12 @@ inline MapStatus PixelMap::loki_prepare(const CaenReadout& r, LokiPartial& p) co
   const bool inside =
       sum > 0 ? (position >= 0 && position <= sum) : (position <= 0 && position >= sum);
   if (!inside) return MapStatus::kPosition;
-  const std::uint32_t layer = r.group % kLokiLayers;
-  const std::uint32_t half = r.group / kLokiLayers;
-  const std::uint32_t fen2 = r.fen * 2U;
-  const std::uint32_t group = m.group_base + layer * m.layer_groups + fen2 + half;
-  if (group >= calibration_.groups()) return MapStatus::kCalibrationGroup;
+  if (slot.group >= calibration_.groups()) return MapStatus::kCalibrationGroup;
   p.position = position;
   p.straw = amp.b + amp.d;
   p.sum = sum;
-  p.group = group;
-  p.row =
-      m.row_base + layer * m.layer_rows + fen2 * kLokiStrawsPerGroup + half * kLokiStrawsPerGroup;
+  p.group = slot.group;
+  p.row = slot.row;
   return MapStatus::kOk;
 }
 
@@ -238,6 +288,9 @@ inline PixelMap::LokiFinish PixelMap::loki_finish() const noexcept {
 }
 
 [[gnu::always_inline]] inline MapResult PixelMap::map_loki(const CaenReadout& r) const noexcept {
+  // loki_prepare() relies on the readout parser's fibre and FEN checks; map() may be handed any.
+  if (r.fiber > kMaxFiber) return fail(MapStatus::kRing);
+  if (r.fen > kMaxFen) return fail(MapStatus::kFen);
   LokiPartial p;
   if (const MapStatus s = loki_prepare(r, p); s != MapStatus::kOk) return fail(s);
   const double straw = static_cast<double>(p.straw) / static_cast<double>(p.sum);
@@ -252,26 +305,29 @@ inline PixelMap::LokiFinish PixelMap::loki_finish() const noexcept {
 //   y = (group/3)·3 + unit
 //   pixel = 1 + x + 900·y on the 900 × 15 grid
 //   source = ring·15 + group (the calibration group: its triplet)
-[[gnu::always_inline]] inline MapResult PixelMap::map_bifrost(const CaenReadout& r) const noexcept {
+// The amplitudes are unsigned here and their sum is not 0, so 0 ≤ A ≤ A + B and the correctly
+// rounded ratio is in [0, 1]: the position check (readouts.errors.position) cannot fail for
+// BIFROST, and the unit is looked up without a range check (unit_of_inside).
+[[gnu::always_inline]] inline MapResult PixelMap::BifrostMap::operator()(
+    const CaenReadout& r) const noexcept {
   const std::uint32_t ring = r.fiber / 2U;
-  if (ring > config_.max_ring) return fail(MapStatus::kRing);
-  if (r.fen > config_.max_fen) return fail(MapStatus::kFen);
-  if (r.group > config_.max_group) return fail(MapStatus::kGroup);
+  if (ring > max_ring) return fail(MapStatus::kRing);
+  if (r.fen > max_fen) return fail(MapStatus::kFen);
+  if (r.group > max_group) return fail(MapStatus::kGroup);
   const Amplitudes amp = amplitudes(r, false);
   const std::int64_t sum = std::int64_t{amp.a} + amp.b;
-  if (const MapStatus s = check_sum(sum, true); s != MapStatus::kOk) return fail(s);
+  if (const MapStatus s = limits.check(sum, true); s != MapStatus::kOk) return fail(s);
   const double ratio = static_cast<double>(amp.a) / static_cast<double>(sum);
-  if (ratio < 0.0 || ratio > 1.0) return fail(MapStatus::kPosition);
   const std::uint32_t group = ring * kBifrostTripletsPerRing + r.group;
-  if (group >= calibration_.groups()) return fail(MapStatus::kCalibrationGroup);
-  const int unit = calibration_.unit_of(group, ratio);
+  if (group >= groups) return fail(MapStatus::kCalibrationGroup);
+  const int unit = calibration.unit_of_inside(group, ratio);
   if (unit < 0) return fail(MapStatus::kOutsideInterval);
-  const UnitCalibration& u = calibration_.unit(group, static_cast<std::uint32_t>(unit));
+  const UnitCalibration& u = calibration.unit(group, static_cast<std::uint32_t>(unit));
   const double width = u.hi - u.lo;
   const double along = width == 0.0 ? 0.0 : (ratio - u.lo) / width;  // [0, 1]
   const auto x_local = static_cast<std::uint32_t>(along * (kBifrostTubePixels - 1));
-  const std::uint32_t x = ring * config_.resolution +
-                          (r.group % kBifrostTubesPerTriplet) * kBifrostTubePixels + x_local;
+  const std::uint32_t x =
+      ring * resolution + (r.group % kBifrostTubesPerTriplet) * kBifrostTubePixels + x_local;
   const std::uint32_t y = (r.group / kBifrostTubesPerTriplet) * kBifrostTubesPerTriplet +
                           static_cast<std::uint32_t>(unit);
   // group < 15·(MaxRing + 1) ≤ 180 here: it fits the 16-bit source.
@@ -283,18 +339,18 @@ inline PixelMap::LokiFinish PixelMap::loki_finish() const noexcept {
 //   x = ring·Resolution + (group%24)·(Resolution/24)
 //   y = ((Resolution − 1)·A) / (A + B)   (integer division)
 //   pixel = 1 + x + 900·y on the 900 × 180 grid
-[[gnu::always_inline]] inline MapResult PixelMap::map_cspec(const CaenReadout& r) const noexcept {
+[[gnu::always_inline]] inline MapResult PixelMap::CspecMap::operator()(
+    const CaenReadout& r) const noexcept {
   const std::uint32_t ring = r.fiber / 2U;
-  if (ring > config_.max_ring) return fail(MapStatus::kRing);
-  if (r.fen > config_.max_fen) return fail(MapStatus::kFen);
-  if (r.group > config_.max_group) return fail(MapStatus::kGroup);
+  if (ring > max_ring) return fail(MapStatus::kRing);
+  if (r.fen > max_fen) return fail(MapStatus::kFen);
+  if (r.group > max_group) return fail(MapStatus::kGroup);
   const Amplitudes amp = amplitudes(r, false);
   const std::int64_t sum = std::int64_t{amp.a} + amp.b;
-  if (const MapStatus s = check_sum(sum, false); s != MapStatus::kOk) return fail(s);
+  if (const MapStatus s = limits.check(sum, false); s != MapStatus::kOk) return fail(s);
   const std::uint32_t x =
-      ring * config_.resolution +
-      (r.group % kCspecGroupsPerRing) * (config_.resolution / kCspecGroupsPerRing);
-  const auto y = static_cast<std::uint32_t>((std::int64_t{config_.resolution} - 1) * amp.a / sum);
+      ring * resolution + (r.group % kCspecGroupsPerRing) * (resolution / kCspecGroupsPerRing);
+  const auto y = static_cast<std::uint32_t>((std::int64_t{resolution} - 1) * amp.a / sum);
   return ok(kCspecGrid.pixel(x, y));
 }
 
@@ -304,27 +360,32 @@ inline PixelMap::LokiFinish PixelMap::loki_finish() const noexcept {
 //   x = 2·group + (24 if ring is 1 or 3) + (0 for tube A, 1 for tube B)
 //   y = (Resolution/2 if ring is 2 or 3) + (tube A: round(h − (p − 0.5)·2·h); tube B: trunc(p·2·h))
 //   pixel = 1 + x + 48·y on the 48 × 128 grid
-[[gnu::always_inline]] inline MapResult PixelMap::map_miracles(
+// Tube A's rounding: A ≥ B ≥ 0, so p is in [0.5, 1] (a correctly rounded quotient and its
+// conversion to float keep the order of 0.5 ≤ A/(A+B) ≤ 1), (p − 0.5)·2 is in [0, 1] exactly
+// and the value rounded is in [0, h] when h ≥ 0: round_non_negative, the same as std::round
+// there without the libm call. (h is −1 only for a Resolution below 2; std::round then.)
+[[gnu::always_inline]] inline MapResult PixelMap::MiraclesMap::operator()(
     const CaenReadout& r) const noexcept {
   const std::uint32_t ring = r.fiber / 2U;
-  if (ring > config_.max_ring) return fail(MapStatus::kRing);
+  if (ring > max_ring) return fail(MapStatus::kRing);
   const Amplitudes amp = amplitudes(r, false);
   const std::int64_t sum = std::int64_t{amp.a} + amp.b;
-  if (const MapStatus s = check_sum(sum, true); s != MapStatus::kOk) return fail(s);
+  if (const MapStatus s = limits.check(sum, true); s != MapStatus::kOk) return fail(s);
   const bool tube_b = amp.a < amp.b;
   const std::uint32_t x =
       2U * r.group + ((ring == 1 || ring == 3) ? kMiraclesRingXOffset : 0U) + (tube_b ? 1U : 0U);
   // The facility computes this in float (then mixed with double): keep the same precision so
   // the rounding edges fall on the same amplitudes.
   const auto p = static_cast<float>(1.0 * amp.a / static_cast<double>(sum));
-  const int h = static_cast<int>(config_.resolution / 2) - 1;
+  const int h = half - 1;
   int along = 0;
   if (!tube_b) {
-    along = static_cast<int>(std::round(h - (p - 0.5) * 2 * h));
+    const double v = h - (p - 0.5) * 2 * h;
+    along = v >= 0.0 ? static_cast<int>(round_non_negative(v)) : static_cast<int>(std::round(v));
   } else {
     along = static_cast<int>(p * 2 * h);
   }
-  const int y = ((ring == 2 || ring == 3) ? static_cast<int>(config_.resolution / 2) : 0) + along;
+  const int y = ((ring == 2 || ring == 3) ? half : 0) + along;
   if (y < 0) return fail(MapStatus::kPixel);
   return ok(kMiraclesGrid.pixel(x, static_cast<std::uint32_t>(y)));
 }

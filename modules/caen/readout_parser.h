@@ -100,8 +100,8 @@ class ReadoutParser {
   /// pixel)` for a caller that has one sink (tools and benchmarks).
   ///
   /// The instrument is chosen once per packet, so that each walk calls its own formula inlined
-  /// (PixelMap::map_bifrost ...) instead of a switch and a call per readout; LoKI's in batches
-  /// (parse_loki).
+  /// (PixelMap::bifrost() ..., values the walk keeps in registers) instead of a switch and a
+  /// call per readout; LoKI's in batches (parse_loki).
   template <typename OnEvent>
   void parse(const std::uint8_t* data, std::uint32_t size, const ess::PacketHeader& header,
              OnEvent&& on_event) noexcept {
@@ -109,14 +109,11 @@ class ReadoutParser {
       case Instrument::kLoki:
         return parse_loki(data, size, header, on_event);
       case Instrument::kBifrost:
-        return parse_with(data, size, header, on_event,
-                          [this](const CaenReadout& r) { return pixels_.map_bifrost(r); });
+        return parse_with(data, size, header, on_event, pixels_.bifrost());
       case Instrument::kCspec:
-        return parse_with(data, size, header, on_event,
-                          [this](const CaenReadout& r) { return pixels_.map_cspec(r); });
+        return parse_with(data, size, header, on_event, pixels_.cspec());
       case Instrument::kMiracles:
-        return parse_with(data, size, header, on_event,
-                          [this](const CaenReadout& r) { return pixels_.map_miracles(r); });
+        return parse_with(data, size, header, on_event, pixels_.miracles());
     }
   }
 
@@ -145,8 +142,11 @@ class ReadoutParser {
   /// through it.
   struct PacketTally {
     std::uint64_t formed = 0;
-    std::uint64_t clamped_low = 0;
-    std::uint64_t clamped_high = 0;
+    // The clamps as two 32-bit counts in one word, low in the lower half: a readout adds
+    // kClampStep[clamp] (one load and one add, where two compares and two adds were). A packet
+    // holds fewer than 2^32 readouts, so neither half carries into the other.
+    std::uint64_t clamped = 0;
+    static constexpr std::uint64_t kClampStep[3] = {0, 1, std::uint64_t{1} << 32};
 
     /// The mapped readout: its rejection counted, or its event handed to `on_event`, with its
     /// source when on_event takes one.
@@ -154,8 +154,7 @@ class ReadoutParser {
     void emit(OnEvent& on_event, std::uint64_t pulse_ns, std::uint32_t tof_ns, const MapResult& m,
               Errors& errors) noexcept {
       if (m.status != MapStatus::kOk) return errors[to_error(m.status)].add();
-      clamped_low += m.clamp == Calibration::Clamp::kLow;
-      clamped_high += m.clamp == Calibration::Clamp::kHigh;
+      clamped += kClampStep[static_cast<std::uint8_t>(m.clamp)];
       ++formed;
       if constexpr (std::is_invocable_v<OnEvent&, std::uint64_t, std::uint32_t, std::uint32_t,
                                         std::uint32_t>) {
@@ -166,8 +165,8 @@ class ReadoutParser {
     }
     void add_to(Counter& events, Counter& low, Counter& high) const noexcept {
       if (formed != 0) events.add(formed);
-      if (clamped_low != 0) low.add(clamped_low);
-      if (clamped_high != 0) high.add(clamped_high);
+      if (const std::uint64_t n = clamped & 0xFFFF'FFFFU; n != 0) low.add(n);
+      if (const std::uint64_t n = clamped >> 32; n != 0) high.add(n);
     }
   };
 
@@ -203,14 +202,14 @@ class ReadoutParser {
     std::uint32_t n = 0;
     LokiBatch& b = loki_batch_;
     const PixelMap::LokiFinish finish = pixels_.loki_finish();
+    const Calibration::Lookup units = pixels_.unit_lookup();
     auto finish_batch = [&] {
       for (std::uint32_t i = 0; i < n; ++i) {
         const auto sum = static_cast<double>(b.sum[i]);
         b.pos[i] = static_cast<double>(b.position[i]) / sum;
         b.straw_ratio[i] = static_cast<double>(b.straw[i]) / sum;
       }
-      for (std::uint32_t i = 0; i < n; ++i)
-        b.unit[i] = pixels_.loki_unit(b.group[i], b.straw_ratio[i]);
+      for (std::uint32_t i = 0; i < n; ++i) b.unit[i] = units.unit_of(b.group[i], b.straw_ratio[i]);
       for (std::uint32_t i = 0; i < n; ++i) {
         tally.emit(on_event, b.pulse_ns[i], b.tof_ns[i],
                    finish(b.group[i], b.row[i], b.unit[i], b.pos[i]), errors_);

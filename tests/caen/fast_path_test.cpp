@@ -76,6 +76,10 @@ void expect_table_agrees(const std::string& instrument, int size, const std::str
       const int want = first_unit_holding(c, g, pos);
       ASSERT_EQ(c.unit_of(g, pos), want) << instrument << " " << intervals << " pos " << pos;
       ASSERT_EQ(c.scan_units(g, pos), want) << intervals << " pos " << pos;
+      // BIFROST's look-up skips the range check for ratios it knows are in [0, 1].
+      if (pos >= 0.0 && pos <= 1.0) {
+        ASSERT_EQ(c.lookup().unit_of_inside(g, pos), want) << intervals << " pos " << pos;
+      }
       held += want >= 0;
     }
   }
@@ -300,6 +304,78 @@ TEST(LokiBatch, EventsAndCountsEqualTheFormulaReadoutByReadout) {
       EXPECT_GT(want_rejected["amplitude_low"], 0U);
     }
   }
+}
+
+// --- LoKI's slot table and MIRACLES' rounding -------------------------------------------------
+
+TEST(LokiMap, FibresAndFensPastTheTableAreRejectedByMap) {
+  // The readout parser checks fibre and FEN (<= 23) before loki_prepare() looks up its slot;
+  // PixelMap::map() may be handed any readout, and rejects them itself.
+  const CaenConfig config = CaenConfig::from_text(test::kLokiConfig, "loki.json");
+  const Calibration cal = Calibration::from_text(varied_calibration(), "cal.json", "loki");
+  const PixelMap pixels(config, cal, 0);
+  CaenReadout r;
+  r.a = r.b = r.c = r.d = 100;
+  ASSERT_EQ(pixels.map(r).status, MapStatus::kOk);  // ring 0, FEN 0, group 0 map
+  for (unsigned v = kMaxFiber + 1; v < 256; ++v) {
+    r.fiber = static_cast<std::uint8_t>(v);
+    r.fen = 0;
+    EXPECT_EQ(pixels.map(r).status, MapStatus::kRing) << "fibre " << v;
+    r.fiber = 0;
+    r.fen = static_cast<std::uint8_t>(v);
+    EXPECT_EQ(pixels.map(r).status, MapStatus::kFen) << "FEN " << v;
+  }
+}
+
+/// MIRACLES' pixel for amplitudes A, B on `ring`, group 3, as docs/caen.md writes it (std::round
+/// for tube A), or 0 when there is none.
+std::uint32_t miracles_by_the_formula(std::uint32_t resolution, std::uint32_t ring, std::int64_t a,
+                                      std::int64_t b) {
+  const std::int64_t sum = a + b;
+  if (sum == 0) return 0;
+  const bool tube_b = a < b;
+  const std::uint32_t group = 3;
+  const std::uint32_t x = 2 * group + ((ring == 1 || ring == 3) ? 24 : 0) + (tube_b ? 1 : 0);
+  const auto p = static_cast<float>(1.0 * static_cast<double>(a) / static_cast<double>(sum));
+  const int h = static_cast<int>(resolution / 2) - 1;
+  const int along =
+      tube_b ? static_cast<int>(p * 2 * h) : static_cast<int>(std::round(h - (p - 0.5) * 2 * h));
+  const int y = ((ring == 2 || ring == 3) ? static_cast<int>(resolution / 2) : 0) + along;
+  if (y < 0 || x >= 48 || y >= 128) return 0;
+  return 1 + x + 48 * static_cast<std::uint32_t>(y);
+}
+
+TEST(MiraclesMap, RoundingEqualsStdRoundOnEveryAmplitudePair) {
+  // Resolution 128 (h = 63) as shipped; 1 (h = −1: the std::round fallback), 2 (h = 0), 3 and
+  // 255 (odd: h from the truncated half).
+  int reached = 0;
+  for (const std::uint32_t resolution : {128U, 1U, 2U, 3U, 255U}) {
+    const CaenConfig config =
+        CaenConfig::from_text(R"({"Detector": "miracles", "MaxRing": 3, "Resolution": )" +
+                                  std::to_string(resolution) + R"(, "MaxTOFNS": 1000000000})",
+                              "miracles.json");
+    const Calibration cal = Calibration::from_text(
+        test::calibration_text("miracles", 48, 2, "[[0.0, 0.5], [0.501, 1.0]]"), "cal.json",
+        "miracles");
+    const PixelMap pixels(config, cal, 0);
+    for (std::uint32_t ring = 0; ring < 4; ++ring) {
+      for (std::uint16_t a = 0; a <= 300; ++a) {
+        for (std::uint16_t b = 0; b <= 300; ++b) {
+          CaenReadout r;
+          r.fiber = static_cast<std::uint8_t>(2 * ring);
+          r.group = 3;
+          r.a = a;
+          r.b = b;
+          const std::uint32_t want = miracles_by_the_formula(resolution, ring, a, b);
+          const MapResult got = pixels.map(r);
+          ASSERT_EQ(got.status == MapStatus::kOk ? got.pixel : 0U, want)
+              << "Resolution " << resolution << " ring " << ring << " A " << a << " B " << b;
+          reached += want != 0;
+        }
+      }
+    }
+  }
+  EXPECT_GT(reached, 0);
 }
 
 }  // namespace
