@@ -2,7 +2,9 @@
 // bucket table for "which unit holds this ratio" against testing every interval in unit order,
 // and LoKI's batched readout parser (checks, two divisions, straw, cubic, pixel, done a batch
 // at a time) against the facility's formula applied one readout at a time (docs/caen.md), over
-// random readouts that hit every rejection, in packets that end inside and on batch boundaries.
+// random readouts that hit every rejection, in packets that end inside and on batch boundaries;
+// BIFROST's parser (its formula as a value held over the packet) the same way; MIRACLES' rounding
+// without libm against std::round.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -302,6 +304,128 @@ TEST(LokiBatch, EventsAndCountsEqualTheFormulaReadoutByReadout) {
     }
     if (threshold > 0) {
       EXPECT_GT(want_rejected["amplitude_low"], 0U);
+    }
+  }
+}
+
+// --- BIFROST's parser ----------------------------------------------------------------------------
+
+struct BifrostOutcome {
+  std::string rejected;  // empty: an event
+  test::Event event{};
+  std::uint32_t source = 0;
+};
+
+/// One readout through docs/caen.md's BIFROST formula, written out plainly.
+BifrostOutcome bifrost_by_the_formula(const CaenConfig& config, const Calibration& cal,
+                                      std::int64_t threshold, const CaenReadout& r) {
+  BifrostOutcome o;
+  if (r.fiber > kMaxFiber) return o.rejected = "fiber", o;
+  if (r.fen > kMaxFen) return o.rejected = "fen", o;
+  if (r.time_low > ess::kMaxTimeLow) return o.rejected = "time_fraction", o;
+  const std::uint64_t t = ess::to_ns(r.time_high, r.time_low);
+  std::uint64_t reference = kPulseNs;
+  if (t < kPulseNs) {
+    if (t < kPrevPulseNs) return o.rejected = "tof_negative", o;
+    reference = kPrevPulseNs;
+  }
+  if (t - reference > config.max_tof_ns) return o.rejected = "tof_too_large", o;
+  const std::uint32_t ring = r.fiber / 2;
+  if (ring > config.max_ring) return o.rejected = "ring", o;
+  if (r.fen > config.max_fen) return o.rejected = "fen", o;
+  if (r.group > config.max_group) return o.rejected = "group", o;
+  const std::int64_t a = r.a, b = r.b;
+  const std::int64_t sum = a + b;
+  if (sum == 0) return o.rejected = "amplitude_zero", o;
+  if (sum > config.max_amplitude) return o.rejected = "amplitude_high", o;
+  if (sum < threshold) return o.rejected = "amplitude_low", o;
+  const double ratio = static_cast<double>(a) / static_cast<double>(sum);
+  if (ratio < 0.0 || ratio > 1.0) return o.rejected = "position", o;
+  const std::uint32_t group = ring * 15 + r.group;
+  if (group >= cal.groups()) return o.rejected = "calibration_group", o;
+  const int unit = first_unit_holding(cal, group, ratio);
+  if (unit < 0) return o.rejected = "outside_interval", o;
+  const UnitCalibration& u = cal.unit(group, static_cast<std::uint32_t>(unit));
+  const double width = u.hi - u.lo;
+  const double along = width == 0.0 ? 0.0 : (ratio - u.lo) / width;
+  const std::uint32_t x =
+      ring * config.resolution + (r.group % 3) * 100 + static_cast<std::uint32_t>(along * 99);
+  const std::uint32_t y = (r.group / 3) * 3 + static_cast<std::uint32_t>(unit);
+  if (x >= 900 || y >= 15) return o.rejected = "pixel", o;
+  o.event = test::Event{reference, static_cast<std::uint32_t>(t - reference), 1 + x + 900 * y};
+  o.source = group;
+  return o;
+}
+
+TEST(BifrostParse, EventsAndCountsEqualTheFormulaReadoutByReadout) {
+  // test::kBifrostConfig with the MaxTOFNS that random_readout()'s late readouts straddle.
+  const CaenConfig config = CaenConfig::from_text(
+      R"({"Detector": "bifrost", "MaxRing": 2, "Resolution": 300, "MaxGroup": 14,
+          "MaxAmpl": 32767, "MaxTOFNS": 1000000000})",
+      "bifrost.json");
+  // 40 of the 45 triplets calibrated (ring 2's last five are not: calibration_group); the
+  // intervals as written and reversed (lo above hi), with gaps between them (outside_interval).
+  for (const char* intervals :
+       {test::kBifrostIntervals, "[[0.25, 0.0], [0.625, 0.375], [1.0, 0.75]]"}) {
+    const Calibration cal = Calibration::from_text(
+        test::calibration_text("bifrost", 40, 3, intervals), "cal.json", "bifrost");
+    for (const std::int64_t threshold : {std::int64_t{0}, std::int64_t{3000}}) {
+      const PixelMap pixels(config, cal, threshold);
+      CounterRegistry counters;
+      ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0});
+      ess::PacketHeader header{};
+      header.pulse_time_ns = kPulseNs;
+      header.prev_pulse_time_ns = kPrevPulseNs;
+      std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 29);
+      std::map<std::string, std::uint64_t> want_rejected;
+      std::uint64_t want_events = 0, readouts = 0;
+      for (const std::size_t n : {0, 1, 63, 64, 65, 127, 128, 129, 200, 372, 372, 372, 372}) {
+        std::vector<CaenReadout> readouts_in(n);
+        std::vector<BifrostOutcome> want;
+        for (CaenReadout& r : readouts_in) {
+          r = random_readout(rng);
+          r.group = static_cast<std::uint8_t>(rng() % 17);  // every triplet, and past MaxGroup
+          const BifrostOutcome o = bifrost_by_the_formula(config, cal, threshold, r);
+          if (o.rejected.empty()) {
+            want.push_back(o);
+            ++want_events;
+          } else {
+            ++want_rejected[o.rejected];
+          }
+        }
+        readouts += n;
+        const std::vector<std::uint8_t> p = packet_of(readouts_in);
+        std::vector<BifrostOutcome> got;
+        parser.parse(
+            p.data() + ess::kHeaderSizeV1,
+            static_cast<std::uint32_t>(p.size() - ess::kHeaderSizeV1), header,
+            [&](std::uint64_t pulse, std::uint32_t tof, std::uint32_t pixel, std::uint32_t source) {
+              got.push_back({"", test::Event{pulse, tof, pixel}, source});
+            });
+        ASSERT_EQ(got.size(), want.size()) << "packet of " << n;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(got[i].event, want[i].event) << "event " << i << " of a packet of " << n;
+          ASSERT_EQ(got[i].source, want[i].source) << "event " << i << " of a packet of " << n;
+        }
+      }
+      EXPECT_EQ(counters.value("events.formed"), want_events);
+      EXPECT_EQ(counters.value("readouts.received"), readouts);
+      std::uint64_t rejected = 0;
+      for (const char* name : kReadoutErrorNames) {
+        const std::uint64_t want_n = want_rejected[name];
+        EXPECT_EQ(counters.value(std::string("readouts.errors.") + name), want_n) << name;
+        rejected += want_n;
+      }
+      EXPECT_EQ(want_events + rejected, readouts);  // every readout accounted for once
+      EXPECT_GT(want_events, 0U);
+      for (const char* name :
+           {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring", "group",
+            "amplitude_zero", "amplitude_high", "calibration_group", "outside_interval"}) {
+        EXPECT_GT(want_rejected[name], 0U) << name;
+      }
+      if (threshold > 0) {
+        EXPECT_GT(want_rejected["amplitude_low"], 0U);
+      }
     }
   }
 }
