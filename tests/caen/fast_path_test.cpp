@@ -7,6 +7,7 @@
 // without libm against std::round.
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <random>
@@ -147,20 +148,32 @@ struct Outcome {
   int clamp = 0;  // 1 low, 2 high
 };
 
+/// The checks every CAEN instrument makes first (fibre, FEN, time fraction, time of flight
+/// against kPulseNs and kPrevPulseNs), plainly: false with `rejected` set, or the readout's
+/// reference pulse and TOF.
+bool timed_by_the_formula(const CaenReadout& r, std::uint64_t max_tof_ns, std::string& rejected,
+                          std::uint64_t& reference, std::uint32_t& tof_ns) {
+  if (r.fiber > kMaxFiber) return rejected = "fiber", false;
+  if (r.fen > kMaxFen) return rejected = "fen", false;
+  if (r.time_low > ess::kMaxTimeLow) return rejected = "time_fraction", false;
+  const std::uint64_t t = ess::to_ns(r.time_high, r.time_low);
+  reference = kPulseNs;
+  if (t < kPulseNs) {
+    if (t < kPrevPulseNs) return rejected = "tof_negative", false;
+    reference = kPrevPulseNs;
+  }
+  if (t - reference > max_tof_ns) return rejected = "tof_too_large", false;
+  tof_ns = static_cast<std::uint32_t>(t - reference);
+  return true;
+}
+
 /// One readout through docs/caen.md's LoKI formula, written out with nothing precomputed.
 Outcome loki_by_the_formula(const CaenConfig& config, const Calibration& cal,
                             std::int64_t threshold, const CaenReadout& r) {
   Outcome o;
-  if (r.fiber > kMaxFiber) return o.rejected = "fiber", o;
-  if (r.fen > kMaxFen) return o.rejected = "fen", o;
-  if (r.time_low > ess::kMaxTimeLow) return o.rejected = "time_fraction", o;
-  const std::uint64_t t = ess::to_ns(r.time_high, r.time_low);
-  std::uint64_t reference = kPulseNs;
-  if (t < kPulseNs) {
-    if (t < kPrevPulseNs) return o.rejected = "tof_negative", o;
-    reference = kPrevPulseNs;
-  }
-  if (t - reference > kMaxTofNs) return o.rejected = "tof_too_large", o;
+  std::uint64_t reference = 0;
+  std::uint32_t tof_ns = 0;
+  if (!timed_by_the_formula(r, kMaxTofNs, o.rejected, reference, tof_ns)) return o;
   const LokiRing& ring = config.rings[r.fiber / 2];
   if (!ring.configured) return o.rejected = "ring", o;
   if (r.fen >= ring.fens) return o.rejected = "fen", o;
@@ -191,7 +204,7 @@ Outcome loki_by_the_formula(const CaenConfig& config, const Calibration& cal,
   if (x >= config.resolution || y >= config.total_groups * 7) return o.rejected = "pixel", o;
   o.event = true;
   o.pulse_ns = reference;
-  o.tof_ns = static_cast<std::uint32_t>(t - reference);
+  o.tof_ns = tof_ns;
   o.pixel = 1 + x + config.resolution * y;
   return o;
 }
@@ -240,6 +253,37 @@ std::vector<std::uint8_t> packet_of(const std::vector<CaenReadout>& readouts) {
   return p;
 }
 
+/// The header every test packet has: pulse kPulseNs, previous pulse kPrevPulseNs.
+ess::PacketHeader packet_header() {
+  ess::PacketHeader header{};
+  header.pulse_time_ns = kPulseNs;
+  header.prev_pulse_time_ns = kPrevPulseNs;
+  return header;
+}
+
+/// After a parser's run: events.formed, readouts.received and every readouts.errors.<name>
+/// equal what the formula said, each readout counted once, and the random readouts did reach
+/// every rejection in `reached` (and amplitude_low when there is a threshold).
+void expect_accounting(const CounterRegistry& counters,
+                       std::map<std::string, std::uint64_t>& want_rejected,
+                       std::uint64_t want_events, std::uint64_t readouts, std::int64_t threshold,
+                       std::initializer_list<const char*> reached) {
+  EXPECT_EQ(counters.value("events.formed"), want_events);
+  EXPECT_EQ(counters.value("readouts.received"), readouts);
+  std::uint64_t rejected = 0;
+  for (const char* name : kReadoutErrorNames) {
+    const std::uint64_t want_n = want_rejected[name];
+    EXPECT_EQ(counters.value(std::string("readouts.errors.") + name), want_n) << name;
+    rejected += want_n;
+  }
+  EXPECT_EQ(want_events + rejected, readouts);  // every readout accounted for once
+  EXPECT_GT(want_events, 0U);
+  for (const char* name : reached) EXPECT_GT(want_rejected[name], 0U) << name;
+  if (threshold > 0) {
+    EXPECT_GT(want_rejected["amplitude_low"], 0U);
+  }
+}
+
 TEST(LokiBatch, EventsAndCountsEqualTheFormulaReadoutByReadout) {
   const CaenConfig config = CaenConfig::from_text(test::kLokiConfig, "loki.json");
   const Calibration cal = Calibration::from_text(varied_calibration(), "cal.json", "loki");
@@ -247,9 +291,7 @@ TEST(LokiBatch, EventsAndCountsEqualTheFormulaReadoutByReadout) {
     const PixelMap pixels(config, cal, threshold);
     CounterRegistry counters;
     ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0});
-    ess::PacketHeader header{};
-    header.pulse_time_ns = kPulseNs;
-    header.prev_pulse_time_ns = kPrevPulseNs;
+    const ess::PacketHeader header = packet_header();
     std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 17);
     std::map<std::string, std::uint64_t> want_rejected;
     std::uint64_t want_events = 0, want_low = 0, want_high = 0, readouts = 0;
@@ -284,27 +326,13 @@ TEST(LokiBatch, EventsAndCountsEqualTheFormulaReadoutByReadout) {
             << "event " << i << " of a packet of " << n;
       }
     }
-    EXPECT_EQ(counters.value("events.formed"), want_events);
     EXPECT_EQ(counters.value("calibration.clamp_low"), want_low);
     EXPECT_EQ(counters.value("calibration.clamp_high"), want_high);
-    EXPECT_EQ(counters.value("readouts.received"), readouts);
-    std::uint64_t rejected = 0;
-    for (const char* name : kReadoutErrorNames) {
-      const std::uint64_t want_n = want_rejected[name];
-      EXPECT_EQ(counters.value(std::string("readouts.errors.") + name), want_n) << name;
-      rejected += want_n;
-    }
-    EXPECT_EQ(want_events + rejected, readouts);  // every readout accounted for once
-    // The random readouts did reach every branch that matters here.
-    EXPECT_GT(want_low, 0U);
+    EXPECT_GT(want_low, 0U);  // the random readouts did reach both clamps
     EXPECT_GT(want_high, 0U);
-    for (const char* name : {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large",
-                             "ring", "group", "amplitude_zero", "position", "outside_interval"}) {
-      EXPECT_GT(want_rejected[name], 0U) << name;
-    }
-    if (threshold > 0) {
-      EXPECT_GT(want_rejected["amplitude_low"], 0U);
-    }
+    expect_accounting(counters, want_rejected, want_events, readouts, threshold,
+                      {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring",
+                       "group", "amplitude_zero", "position", "outside_interval"});
   }
 }
 
@@ -320,16 +348,9 @@ struct BifrostOutcome {
 BifrostOutcome bifrost_by_the_formula(const CaenConfig& config, const Calibration& cal,
                                       std::int64_t threshold, const CaenReadout& r) {
   BifrostOutcome o;
-  if (r.fiber > kMaxFiber) return o.rejected = "fiber", o;
-  if (r.fen > kMaxFen) return o.rejected = "fen", o;
-  if (r.time_low > ess::kMaxTimeLow) return o.rejected = "time_fraction", o;
-  const std::uint64_t t = ess::to_ns(r.time_high, r.time_low);
-  std::uint64_t reference = kPulseNs;
-  if (t < kPulseNs) {
-    if (t < kPrevPulseNs) return o.rejected = "tof_negative", o;
-    reference = kPrevPulseNs;
-  }
-  if (t - reference > config.max_tof_ns) return o.rejected = "tof_too_large", o;
+  std::uint64_t reference = 0;
+  std::uint32_t tof_ns = 0;
+  if (!timed_by_the_formula(r, config.max_tof_ns, o.rejected, reference, tof_ns)) return o;
   const std::uint32_t ring = r.fiber / 2;
   if (ring > config.max_ring) return o.rejected = "ring", o;
   if (r.fen > config.max_fen) return o.rejected = "fen", o;
@@ -352,7 +373,7 @@ BifrostOutcome bifrost_by_the_formula(const CaenConfig& config, const Calibratio
       ring * config.resolution + (r.group % 3) * 100 + static_cast<std::uint32_t>(along * 99);
   const std::uint32_t y = (r.group / 3) * 3 + static_cast<std::uint32_t>(unit);
   if (x >= 900 || y >= 15) return o.rejected = "pixel", o;
-  o.event = test::Event{reference, static_cast<std::uint32_t>(t - reference), 1 + x + 900 * y};
+  o.event = test::Event{reference, tof_ns, 1 + x + 900 * y};
   o.source = group;
   return o;
 }
@@ -373,9 +394,7 @@ TEST(BifrostParse, EventsAndCountsEqualTheFormulaReadoutByReadout) {
       const PixelMap pixels(config, cal, threshold);
       CounterRegistry counters;
       ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0});
-      ess::PacketHeader header{};
-      header.pulse_time_ns = kPulseNs;
-      header.prev_pulse_time_ns = kPrevPulseNs;
+      const ess::PacketHeader header = packet_header();
       std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 29);
       std::map<std::string, std::uint64_t> want_rejected;
       std::uint64_t want_events = 0, readouts = 0;
@@ -408,24 +427,10 @@ TEST(BifrostParse, EventsAndCountsEqualTheFormulaReadoutByReadout) {
           ASSERT_EQ(got[i].source, want[i].source) << "event " << i << " of a packet of " << n;
         }
       }
-      EXPECT_EQ(counters.value("events.formed"), want_events);
-      EXPECT_EQ(counters.value("readouts.received"), readouts);
-      std::uint64_t rejected = 0;
-      for (const char* name : kReadoutErrorNames) {
-        const std::uint64_t want_n = want_rejected[name];
-        EXPECT_EQ(counters.value(std::string("readouts.errors.") + name), want_n) << name;
-        rejected += want_n;
-      }
-      EXPECT_EQ(want_events + rejected, readouts);  // every readout accounted for once
-      EXPECT_GT(want_events, 0U);
-      for (const char* name :
-           {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring", "group",
-            "amplitude_zero", "amplitude_high", "calibration_group", "outside_interval"}) {
-        EXPECT_GT(want_rejected[name], 0U) << name;
-      }
-      if (threshold > 0) {
-        EXPECT_GT(want_rejected["amplitude_low"], 0U);
-      }
+      expect_accounting(
+          counters, want_rejected, want_events, readouts, threshold,
+          {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring", "group",
+           "amplitude_zero", "amplitude_high", "calibration_group", "outside_interval"});
     }
   }
 }
