@@ -74,6 +74,11 @@ DETECTORS = {
 }
 
 
+def with_efu_args(detector, args):
+    """The detector's recipe with --efu-arg appended to its efu options."""
+    return {**detector, "efu_args": detector["efu_args"] + args.efu_arg}
+
+
 def zero_loss_rate(args, det, saturation):
     """The highest rate that lost nothing, stepping down from the saturation rate; (rate, runs,
     lower_bound)."""
@@ -84,7 +89,8 @@ def zero_loss_rate(args, det, saturation):
     fraction = 1.0 - args.step
     while fraction > 0.05:
         rate = int(top * fraction)
-        r = efu_bench_run.run(args.build, DETECTORS[det], rate, args.search_duration,
+        r = efu_bench_run.run(args.build, with_efu_args(DETECTORS[det], args), rate,
+                              args.search_duration,
                               args.efu_cpu, args.gen_cpu, gen_batch=args.gen_batch)
         r["detector"] = det
         runs.append(r)
@@ -122,6 +128,9 @@ def main():
     p.add_argument("--efu-cpu", type=int, default=0)
     p.add_argument("--gen-cpu", type=int, default=1)
     p.add_argument("--json", help="write every run's figures here")
+    p.add_argument("--efu-arg", action="append", default=[], metavar="ARG",
+                   help="one more efu option for every run, e.g. --efu-arg=--full-ring=drop "
+                        "(repeatable)")
     args = p.parse_args()
     dets = args.detectors.split(",")
     for det in dets:
@@ -140,7 +149,8 @@ def main():
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     runs = []
     for det in dets:
-        sat = efu_bench_run.run(args.build, DETECTORS[det], 0, args.duration, args.efu_cpu,
+        sat = efu_bench_run.run(args.build, with_efu_args(DETECTORS[det], args), 0,
+                                args.duration, args.efu_cpu,
                                 args.gen_cpu, gen_batch=args.gen_batch)
         sat["detector"] = det
         runs.append(sat)

@@ -5,14 +5,15 @@
 // plugins cannot tell the backends apart.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "process/data_path.h"
 #include "efu/counters.h"
 #include "efu/packet_pool.h"
 #include "efu/plugin.h"
+#include "process/data_path.h"
 
 namespace efu {
 
@@ -34,6 +35,13 @@ class LaneDispatch {
   }
 
   PacketPool& pool() noexcept { return pool_; }
+
+  /// Datagrams the next push() takes without a ring-full drop, at least: the free space of the
+  /// one lane's ring. With several lanes, where a datagram goes is known only once it is read
+  /// (the route key), so no bound is given (SIZE_MAX).
+  std::size_t room() noexcept {
+    return lanes_.size() == 1 ? lanes_[0]->packets.free_space() : SIZE_MAX;
+  }
   std::size_t free_slots() const noexcept { return free_.size(); }
   /// The i-th free slot from the top of the stack (0: the next one take() gives).
   std::uint32_t peek_free(std::size_t i) const noexcept { return free_[free_.size() - 1 - i]; }

@@ -11,6 +11,7 @@
 #include <span>
 #include <thread>
 
+#include "efu/errors.h"
 #include "process/processor.h"
 #include "receive/receive_coalescing.h"
 #include "receive/udp_socket.h"
@@ -23,6 +24,12 @@ constexpr std::size_t kControlSpace = CMSG_SPACE(sizeof(int));
 // At stop, what the drain could not take is read and discarded, bounded in count.
 constexpr std::uint64_t kMaxDiscardAtStop = 10'000'000;
 }  // namespace
+
+FullRing parse_full_ring(const std::string& text) {
+  if (text == "hold") return FullRing::kHold;
+  if (text == "drop") return FullRing::kDrop;
+  throw ConfigError("--full-ring: '" + text + "' is not a policy; expected hold or drop");
+}
 
 Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::vector<Lane*> lanes,
                    RouteKeyFn route_key, CounterRegistry& counters)
@@ -40,6 +47,7 @@ Receiver::Receiver(int fd, const ReceiverConfig& config, PacketPool& pool, std::
       errors_(counters.counter("receive.errors")),
       gro_buffers_(counters.counter("receive.gro.buffers")),
       pauses_(counters.counter("receive.coalesce.pauses")),
+      full_ring_waits_(counters.counter("receive.full_ring.waits")),
       dispatch_(pool, std::move(lanes), route_key,
                 std::size_t{config.batch_size} * (config.gro ? kMaxGroSegments : 1),
                 counters_.dropped_ring_full) {
@@ -94,7 +102,21 @@ int Receiver::receive_batch(bool dont_wait) {
   dispatch_.reclaim();
   // The kernel's drops as last polled: a relaxed load of a line that changes only with them.
   count_kernel_drops(kernel_drops_polled_.load(std::memory_order_relaxed));
-  const unsigned want = static_cast<unsigned>(std::min<std::size_t>(want_, dispatch_.free_slots()));
+  unsigned want = static_cast<unsigned>(std::min<std::size_t>(want_, dispatch_.free_slots()));
+  if (config_.full_ring == FullRing::kHold) {
+    // Messages the ring surely takes: with GRO a message may hold kMaxGroSegments datagrams.
+    const std::size_t room = dispatch_.room() / (config_.gro ? kMaxGroSegments : 1);
+    if (room == 0) {
+      // Reading now would only drop. Leave the datagrams in the socket buffer and the core to
+      // the processing thread; once a whole batch's sleep, not once per datagram.
+      full_ring_waits_.add();
+      asked_ = 0;
+      const timespec ts{0, static_cast<long>(config_.full_ring_wait_ns)};  // under a second
+      clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
+      return 0;
+    }
+    want = static_cast<unsigned>(std::min<std::size_t>(want, room));
+  }
   if (want == 0) {
     // Cannot happen with a pool sized by pool_slots_needed(); counted in case it ever does.
     counters_.no_free_slot.add();

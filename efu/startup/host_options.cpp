@@ -86,6 +86,12 @@ const OptionSpec kHostOptions[] = {
      "half window), the receive thread pauses up to this long before its next recvmmsg(), so "
      "that one call and one wake-up of the processing thread take several datagrams; 0: never "
      "pause (the default with --wait-policy spin)"},
+    {"full-ring", OptionType::kString,
+     kDefault.receiver.full_ring == FullRing::kHold ? "hold" : "drop",
+     "socket: when a processing ring is full, hold (stop reading the socket until there is "
+     "room: the socket buffer holds what arrives, the kernel drops past it, counted as "
+     "receive.dropped.kernel) or drop (keep reading, count what the ring cannot take as "
+     "receive.dropped.ring_full). hold applies to one processing thread; with several, drop"},
     {"rcvbuf", OptionType::kInt, integer(kDefault.socket.rcvbuf_bytes),
      "SO_RCVBUF to request, in bytes"},
     {"max-datagram", OptionType::kInt, integer(kDefault.receiver.max_datagram),

@@ -21,6 +21,7 @@ void read_receiver(const OptionValues& v, HostSettings& s) {
   s.receiver.batch_bytes = static_cast<std::uint32_t>(v.get_int("batch-bytes", 0, 1 << 30));
   s.receiver.coalesce_ns =
       static_cast<std::uint64_t>(v.get_int("receive-coalesce-us", 0, 100'000)) * 1000;
+  s.receiver.full_ring = parse_full_ring(v.get_string("full-ring"));
   s.receiver.max_datagram = static_cast<std::uint32_t>(v.get_int("max-datagram", 1, 65535));
   s.ring_size = static_cast<std::size_t>(v.get_int("ring-size", 2, 1 << 20));
   s.receiver.gro = v.get_bool("gro");

@@ -74,6 +74,16 @@ class SpscRing {
     return n;
   }
 
+  /// Slots free for the producer now: at least this many items fit the next push (the consumer
+  /// only ever frees more). It reads read_index_ with the same acquire load as push_bulk does
+  /// when its copy says "full", and for the same reason: the slots it counts as free may be
+  /// overwritten next, after the consumer's reads of them.
+  std::size_t free_space() noexcept {
+    const std::size_t write = write_index_.load(std::memory_order_relaxed);  // own index
+    cached_read_index_ = read_index_.load(std::memory_order_acquire);        // see consumer's frees
+    return capacity_ - (write - cached_read_index_);
+  }
+
   // ---- consumer side -------------------------------------------------------------------------
 
   /// Returns false when the ring is empty.

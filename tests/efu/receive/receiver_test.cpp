@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 
 #include "efu/errors.h"
-#include "subprocess.h"
 #include "receive/udp_socket.h"
+#include "subprocess.h"
 
 namespace efu {
 namespace {
@@ -255,13 +255,68 @@ TEST(Receiver, MalformedNeighboursNeverCostOrAlterAValidDatagramWithGro) {
 }
 
 TEST(Receiver, FullRingDropsAreCountedAndTheReceiverKeepsGoing) {
-  Rig rig("127.0.0.1", 16);
+  ReceiverConfig config{64, 2000, false, true};
+  config.full_ring = FullRing::kDrop;
+  Rig rig("127.0.0.1", config, 16);
   Sender tx(AF_INET, rig.socket.bound_port());
   for (std::uint64_t i = 0; i < 40; ++i) tx.send_seq(i, 64);
   rig.receive_until(40);
   EXPECT_EQ(rig.counters.value("receive.packets"), 40u);
   EXPECT_EQ(rig.counters.value("receive.dropped.ring_full"), 24u);
+  EXPECT_EQ(rig.counters.value("receive.full_ring.waits"), 0u);
   EXPECT_EQ(rig.lane.packets.size(), 16u);
+}
+
+// FullRing::kHold (the default): a full ring is not read into. The datagrams wait in the socket
+// buffer, none is dropped, and each arrives, in order, once the processing side frees room.
+TEST(Receiver, AFullRingHoldsTheRestInTheSocketUntilThereIsRoom) {
+  ReceiverConfig config{64, 2000, false, true};
+  config.full_ring_wait_ns = 100'000;
+  ASSERT_EQ(config.full_ring, FullRing::kHold);
+  Rig rig("127.0.0.1", config, 16);
+  Sender tx(AF_INET, rig.socket.bound_port());
+  constexpr std::uint64_t kCount = 40;
+  for (std::uint64_t i = 0; i < kCount; ++i) tx.send_seq(i, 64);
+  std::vector<std::uint64_t> seen;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (seen.size() < kCount && std::chrono::steady_clock::now() < deadline) {
+    // Fill the ring as far as it goes: after a full ring's wait, the receiver reads no more.
+    for (int i = 0; i < 8; ++i) rig.receiver.receive_batch(true);
+    EXPECT_LE(rig.lane.packets.size(), 16u);
+    if (rig.lane.packets.size() == 16u) {
+      const std::uint64_t waits = rig.counters.value("receive.full_ring.waits");
+      EXPECT_EQ(rig.receiver.receive_batch(true), 0);  // full: it waits and reads nothing
+      EXPECT_EQ(rig.counters.value("receive.full_ring.waits"), waits + 1);
+      EXPECT_EQ(rig.lane.packets.size(), 16u);
+    }
+    // The processing side: take 10, give their slots back.
+    std::array<PacketRef, 10> refs{};
+    const std::size_t n = rig.lane.packets.pop_bulk(std::span(refs));
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint64_t seq = 0;
+      std::memcpy(&seq, rig.pool.data(refs[i].slot), sizeof(seq));
+      seen.push_back(seq);
+      rig.lane.returned.try_push(refs[i].slot);
+    }
+  }
+  ASSERT_EQ(seen.size(), kCount);
+  for (std::uint64_t i = 0; i < kCount; ++i) EXPECT_EQ(seen[i], i);
+  EXPECT_EQ(rig.counters.value("receive.packets"), kCount);
+  EXPECT_EQ(rig.counters.value("receive.dropped.ring_full"), 0u);
+  EXPECT_EQ(rig.counters.value("receive.dropped.kernel"), 0u);
+  EXPECT_GT(rig.counters.value("receive.full_ring.waits"), 0u);
+}
+
+TEST(Receiver, FullRingPolicyNamesAreParsedAndABadOneIsNamed) {
+  EXPECT_EQ(parse_full_ring("hold"), FullRing::kHold);
+  EXPECT_EQ(parse_full_ring("drop"), FullRing::kDrop);
+  try {
+    parse_full_ring("block");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--full-ring: 'block'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected hold or drop"), std::string::npos) << e.what();
+  }
 }
 
 // ReceiverConfig::batch_bytes: after a call of large datagrams the next asks for only as many as
