@@ -128,13 +128,19 @@ std::vector<Hit> hits_at(const std::vector<std::uint64_t>& times) {
 }
 
 // The sorter's result is sorted by time and holds exactly the input's hits (each hit is told
-// apart by its coordinate, its index in the input).
-void expect_sorted_permutation(std::vector<Hit> in) {
+// apart by its coordinate, its index in the input); with `stable`, hits of equal time are in
+// their input order.
+void expect_sorted_permutation(std::vector<Hit> in, bool stable) {
   HitSorter sorter(static_cast<std::uint32_t>(std::max<std::size_t>(in.size(), 1)));
   std::vector<Hit> out = in;
   sorter.sort(out.data(), static_cast<std::uint32_t>(out.size()));
   ASSERT_EQ(out.size(), in.size());
-  for (std::size_t i = 1; i < out.size(); ++i) ASSERT_LE(out[i - 1].time_ns, out[i].time_ns);
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    ASSERT_LE(out[i - 1].time_ns, out[i].time_ns);
+    if (stable && out[i - 1].time_ns == out[i].time_ns) {
+      ASSERT_LT(out[i - 1].coordinate, out[i].coordinate) << "equal times out of arrival order";
+    }
+  }
   std::vector<std::uint16_t> seen;
   for (const Hit& h : out) {
     ASSERT_EQ(h.time_ns, in[h.coordinate].time_ns);
@@ -146,9 +152,12 @@ void expect_sorted_permutation(std::vector<Hit> in) {
 
 TEST(Vmm3aHitSorter, EveryMethodSortsEveryShape) {
   std::mt19937_64 rng(7);
-  // Sizes on both sides of each method's limit: insertion, ranking (<= 32), radix (> 32).
-  for (std::uint32_t n : {0U, 1U, 2U, 5U, 31U, 32U, 33U, 200U, 4000U}) {
-    for (int shape = 0; shape < 6; ++shape) {
+  // Sizes on both sides of each method's limit: insertion, ranking (<= 32 hits less than 2^27 ns
+  // apart, <= 64 less than 2^26), radix (> 64, or further apart), std::sort (2^32 ns apart or
+  // more).
+  for (std::uint32_t n : {0U, 1U, 2U, 5U, 8U, 9U, 16U, 31U, 32U, 33U, 63U, 64U, 65U, 200U, 4000U}) {
+    const std::uint64_t ranked_span = n <= 32 ? 1ULL << 27 : 1ULL << 26;
+    for (int shape = 0; shape < 8; ++shape) {
       std::vector<std::uint64_t> t(n);
       for (std::uint32_t i = 0; i < n; ++i) {
         switch (shape) {
@@ -167,6 +176,14 @@ TEST(Vmm3aHitSorter, EveryMethodSortsEveryShape) {
           case 4:
             t[i] = rng() % (1ULL << 40);
             break;  // beyond 2^32 apart
+          case 6:
+            // Shuffled, the earliest and latest one less than the widest span ranked apart.
+            t[i] = 1'000'000 + (i == 0 ? 0 : i == 1 ? ranked_span - 1 : rng() % ranked_span);
+            break;
+          case 7:
+            // Shuffled with ties, just too far apart to be ranked: sorted by radix however few.
+            t[i] = 1'000'000 + (i == 0 ? ranked_span : rng() % 5);
+            break;
           default:
             // Shuffled, up to 2^32 − 1 apart: relative times of 2^31 and more, which a signed
             // 32-bit key would have put first.
@@ -175,7 +192,37 @@ TEST(Vmm3aHitSorter, EveryMethodSortsEveryShape) {
         }
       }
       SCOPED_TRACE(testing::Message() << "n " << n << " shape " << shape);
-      expect_sorted_permutation(hits_at(t));
+      expect_sorted_permutation(hits_at(t), shape != 4);
+    }
+  }
+}
+
+// Random runs with ties, as the time grouping merges them: a long held run, then a packet's
+// sorted hits, mostly later than all held and a few late ones. The merge must equal a stable
+// sort of the two runs one after the other.
+TEST(Vmm3aHitSorter, MergeIsAStableSortOfBothRuns) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    const auto held = static_cast<std::uint32_t>(rng() % 40);
+    const auto packet = static_cast<std::uint32_t>(rng() % 20);
+    std::vector<std::uint64_t> first(held), second(packet);
+    for (auto& t : first) t = 1000 + rng() % 50;
+    for (auto& t : second) t = rng() % 4 == 0 ? 1000 + rng() % 50 : 1040 + rng() % 30;
+    std::sort(first.begin(), first.end());
+    std::sort(second.begin(), second.end());
+    std::vector<std::uint64_t> all = first;
+    all.insert(all.end(), second.begin(), second.end());
+    std::vector<Hit> h = hits_at(all);  // coordinate = place before the merge
+    std::vector<Hit> want = h;
+    std::stable_sort(want.begin(), want.end(),
+                     [](const Hit& x, const Hit& y) { return x.time_ns < y.time_ns; });
+    HitSorter sorter(64);
+    sorter.merge(h.data(), held, held + packet);
+    SCOPED_TRACE(testing::Message()
+                 << "round " << round << " held " << held << " packet " << packet);
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      ASSERT_EQ(h[i].time_ns, want[i].time_ns) << "at " << i;
+      ASSERT_EQ(h[i].coordinate, want[i].coordinate) << "at " << i;
     }
   }
 }

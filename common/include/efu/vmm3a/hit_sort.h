@@ -3,14 +3,16 @@
 //   - already in order: nothing (one pass counting descents);
 //   - nearly in order (at most one descent per four hits): insertion, which mispredicts only at
 //     the descents;
-//   - up to 32 shuffled hits: ranking (each hit's place = how many are earlier, ties by arrival),
-//     branch-free over 32-bit times relative to the batch's earliest;
-//   - more: an LSD radix sort of (32-bit relative time, arrival index), skipping the bytes that
-//     every key shares; linear and branch-free like the ranking;
+//   - up to 32 shuffled hits less than 2^27 ns (134 ms) apart, or up to 64 less than 2^26 ns:
+//     ranking (each hit's place = how many are earlier), branch-free over 32-bit keys of
+//     relative time and arrival index, eight hits per step;
+//   - more, or further apart: an LSD radix sort of (32-bit relative time, arrival index),
+//     skipping the bytes that every key shares; linear and branch-free like the ranking;
 //   - times more than 2^32 ns apart (not one packet's pulse window; never on a sane stream):
 //     std::sort.
-// Every method orders by time_ns alone; hits of equal time keep an unspecified order, which no
-// time group depends on (groups are decided by times alone). No method allocates.
+// Every method orders by time_ns; hits of equal time keep their arrival order, except under
+// std::sort, where their order is unspecified. No time group depends on it (groups are decided
+// by times alone). No method allocates.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +31,8 @@ class HitSorter {
   void sort(Hit* hits, std::uint32_t n) noexcept;
 
   /// hits[0..mid) and hits[mid..end) are each sorted by time: merges them in place (through the
-  /// scratch space), moving only the part of the first run later than the second's earliest.
+  /// scratch space), stable (on equal times the first run's hits first), moving only the second
+  /// run's hits earlier than the first run's last and the first run's hits later than those.
   void merge(Hit* hits, std::uint32_t mid, std::uint32_t end) noexcept;
 
  private:
