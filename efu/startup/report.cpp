@@ -32,13 +32,13 @@ void print_delivery(const CounterRegistry& counters) {
       "efu: undelivered: events %llu not queued (queue full or rejected), %llu in failed "
       "deliveries (%llu of them possibly written by the broker), %llu discarded "
       "(--broker none); messages %llu not queued, %llu failed (purged at stop %llu, timed "
-      "out %llu, other reasons %llu)\n",
+      "out %llu, fatal producer error %llu, other reasons %llu)\n",
       v("ev44.events.dropped"), v("ev44.events.delivery.failed"),
       v("ev44.events.delivery.uncertain"), v("events.discarded"), not_queued,
       v("kafka.delivery.failed"), v("kafka.delivery.failed.purged"),
-      v("kafka.delivery.failed.timed_out"),
+      v("kafka.delivery.failed.timed_out"), v("kafka.delivery.failed.fatal"),
       v("kafka.delivery.failed") - v("kafka.delivery.failed.purged") -
-          v("kafka.delivery.failed.timed_out"));
+          v("kafka.delivery.failed.timed_out") - v("kafka.delivery.failed.fatal"));
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ def read_events(broker: str, topic: str) -> list:
     return read_topic(broker, topic, deserialise_ev44)
 
 
-KAFKA_DELIVERY_FAILURES = ("timed_out", "too_large", "topic", "purged", "other")
+KAFKA_DELIVERY_FAILURES = ("timed_out", "too_large", "topic", "purged", "fatal", "other")
 
 
 def check_kafka_accounting(stats: dict) -> int:

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -134,6 +135,29 @@ class ClusterView {
 
 }  // namespace
 
+struct Producer::Client {
+  rd_kafka_t* rk = nullptr;
+  std::vector<rd_kafka_topic_t*> topics;  // by TopicId
+
+  Client() = default;
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  ~Client() {
+    for (rd_kafka_topic_t* t : topics) rd_kafka_topic_destroy(t);
+    if (rk != nullptr) {
+      // flush() has purged and counted what was left; this only ends an instance that was
+      // never flushed (a start-up failure) without waiting for its broker.
+      rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+      rd_kafka_destroy(rk);
+    }
+  }
+
+  std::uint64_t depth() const noexcept {
+    const int n = rd_kafka_outq_len(rk);
+    return n > 0 ? static_cast<std::uint64_t>(n) : 0;
+  }
+};
+
 struct Producer::Callbacks {
   explicit Callbacks(CounterRegistry& counters)
       : delivery_ok(counters.counter("kafka.delivery.ok")),
@@ -143,6 +167,10 @@ struct Producer::Callbacks {
         failed_topic(counters.counter("kafka.delivery.failed.topic")),
         failed_purged(counters.counter("kafka.delivery.failed.purged")),
         failed_other(counters.counter("kafka.delivery.failed.other")),
+        failed_fatal(counters.counter("kafka.delivery.failed.fatal")),
+        resent(counters.counter("kafka.delivery.resent")),
+        resent_uncertain(counters.counter("kafka.delivery.resent.uncertain")),
+        replaced(counters.counter("kafka.producer.replaced")),
         uncertain(counters.counter("kafka.delivery.uncertain")),
         events_delivered(counters.counter("ev44.events.delivered")),
         events_failed(counters.counter("ev44.events.delivery.failed")),
@@ -201,6 +229,10 @@ struct Producer::Callbacks {
   Counter& failed_topic;
   Counter& failed_purged;
   Counter& failed_other;
+  Counter& failed_fatal;
+  Counter& resent;
+  Counter& resent_uncertain;
+  Counter& replaced;
   Counter& uncertain;
   Counter& events_delivered;
   Counter& events_failed;
@@ -219,6 +251,13 @@ struct Producer::Callbacks {
   /// addition happens before the subtraction and the value never wraps below 0. Beyond that,
   /// relaxed is enough: it is a level for the stats, nothing else is published through it.
   std::atomic<std::uint64_t> queued_bytes{0};
+  /// The producer whose instances these callbacks serve (set right after construction).
+  Producer* owner = nullptr;
+  /// Forwarders for the free callback functions below (a nested type may call the owner's
+  /// private members).
+  bool resend(rd_kafka_t* from, const rd_kafka_message_t& m) { return owner->resend(from, m); }
+  void replace(rd_kafka_t* failed) { owner->replacement_for(failed); }
+  bool is_current(const rd_kafka_t* rk) const { return owner->current().rk == rk; }
   LogLimiter delivery_log;
   LogLimiter error_log;
   LogLimiter client_log;
@@ -235,7 +274,11 @@ std::uint64_t events_of(const rd_kafka_message_t* message) {
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(message->_private));
 }
 
-void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
+bool is_fatal(rd_kafka_t* rk) {
+  return rd_kafka_fatal_error(rk, nullptr, 0) != RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+void on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque) {
   auto& cb = *static_cast<Producer::Callbacks*>(opaque);
   cb.queued_bytes.fetch_sub(message->len, std::memory_order_relaxed);
   const std::uint64_t events = events_of(message);
@@ -244,8 +287,12 @@ void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
     cb.events_delivered.add(events);
     return;
   }
+  // Its instance hit a fatal error (librdkafka then fails every message it holds, whatever the
+  // code of each): queued again on the replacement, it is neither delivered nor failed yet.
+  const bool fatal = is_fatal(rk);
+  if (fatal && cb.resend(rk, *message)) return;
   cb.delivery_failed.add();
-  cb.failure_reason(message->err).add();
+  (fatal ? cb.failed_fatal : cb.failure_reason(message->err)).add();
   cb.events_failed.add(events);
   // Sent at least once with no answer (the broker died, or the request was purged at stop):
   // the broker may have written it although it counts as failed here.
@@ -259,10 +306,16 @@ void on_delivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
   }
 }
 
-void on_error(rd_kafka_t*, int err, const char* reason, void* opaque) {
+void on_error(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
   auto& cb = *static_cast<Producer::Callbacks*>(opaque);
   cb.errors.add();
   cb.error_class(err).add();
+  if (err == RD_KAFKA_RESP_ERR__FATAL) {
+    // The replacement is made now (and its line logged, with the reason), so that the
+    // producing threads go on even before the failed messages' reports arrive.
+    cb.replace(rk);
+    return;
+  }
   if (cb.error_log.allow()) {
     spdlog::warn("kafka: {}: {}", rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err)), reason);
   }
@@ -271,7 +324,8 @@ void on_error(rd_kafka_t*, int err, const char* reason, void* opaque) {
 void on_log(const rd_kafka_t* rk, int level, const char* facility, const char* text) {
   auto& cb = *static_cast<Producer::Callbacks*>(rd_kafka_opaque(rk));
   // Connection failures also arrive through on_error, which counts them; log them once.
-  if (std::string_view(facility) == "FAIL") return;
+  // A fatal error is logged where the instance is replaced, with its reason.
+  if (std::string_view(facility) == "FAIL" || std::string_view(facility) == "FATAL") return;
   if (!cb.client_log.allow()) return;
   // syslog levels: 0..3 error, 4 warning, 5..6 info, 7 debug.
   const auto spd_level = level <= 3   ? spdlog::level::err
@@ -281,8 +335,10 @@ void on_log(const rd_kafka_t* rk, int level, const char* facility, const char* t
   spdlog::log(spd_level, "librdkafka {}: {}", facility, text);
 }
 
-int on_stats(rd_kafka_t*, char* json, std::size_t len, void* opaque) {
-  static_cast<Producer::Callbacks*>(opaque)->cluster.update(std::string_view(json, len));
+int on_stats(rd_kafka_t* rk, char* json, std::size_t len, void* opaque) {
+  auto& cb = *static_cast<Producer::Callbacks*>(opaque);
+  // A replaced instance's totals would add to the current one's.
+  if (cb.is_current(rk)) cb.cluster.update(std::string_view(json, len));
   return 0;  // librdkafka frees the document
 }
 
@@ -312,9 +368,20 @@ ProduceCounters::ProduceCounters(CounterRegistry& counters)
       failed_other(counters.counter("kafka.produce.failed.other")) {}
 
 Producer::Producer(const ProducerConfig& config, CounterRegistry& counters)
-    : queue_full_wait_(config.queue_full_wait),
+    : config_(config),
+      queue_full_wait_(config.queue_full_wait),
       callbacks_(std::make_unique<Callbacks>(counters)),
       watch_(limits_) {
+  callbacks_->owner = this;
+  clients_[0] = make_client(&limits_);
+  watch_ = QueueWatch(limits_);
+  client_count_.store(1, std::memory_order_release);
+  current_.store(clients_[0].get(), std::memory_order_release);
+  spdlog::info("kafka: librdkafka {} producer: {}", rd_kafka_version_str(), config.describe());
+  poller_ = std::thread([this] { serve_callbacks(); });
+}
+
+std::unique_ptr<Producer::Client> Producer::make_client(QueueLimits* limits) const {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char error[512];
   auto set = [&](const std::string& name, const std::string& value) {
@@ -326,60 +393,132 @@ Producer::Producer(const ProducerConfig& config, CounterRegistry& counters)
                         "); expected a valid producer property");
     }
   };
-  for (const auto& [name, value] : config.properties) set(name, value);
+  for (const auto& [name, value] : config_.properties) set(name, value);
   // Logs go to the main queue, so on_log runs inside poll() like the other callbacks.
   set("log.queue", "true");
-  limits_ = read_queue_limits(conf);
-  watch_ = QueueWatch(limits_);
+  if (limits != nullptr) *limits = read_queue_limits(conf);
   rd_kafka_conf_set_opaque(conf, callbacks_.get());
   rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
   rd_kafka_conf_set_error_cb(conf, on_error);
   rd_kafka_conf_set_log_cb(conf, on_log);
   rd_kafka_conf_set_stats_cb(conf, on_stats);
-  rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-  if (rk_ == nullptr) {
+  auto client = std::make_unique<Client>();
+  client->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  if (client->rk == nullptr) {
     rd_kafka_conf_destroy(conf);
     throw ConfigError(std::string("--kafka-config: the producer cannot be created (") + error +
                       "); expected a consistent set of librdkafka properties");
   }
-  rd_kafka_set_log_queue(rk_, nullptr);
-  spdlog::info("kafka: librdkafka {} producer: {}", rd_kafka_version_str(), config.describe());
-  poller_ = std::thread([this] { serve_callbacks(); });
+  rd_kafka_set_log_queue(client->rk, nullptr);
+  for (const std::string& name : topic_names_) {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(client->rk, name.c_str(), nullptr);
+    if (t == nullptr) {
+      throw ConfigError("topic '" + name + "' is not valid (" +
+                        rd_kafka_err2str(rd_kafka_last_error()) + "); expected a Kafka topic name");
+    }
+    client->topics.push_back(t);
+  }
+  return client;
+}
+
+Producer::Client* Producer::replacement_for(rd_kafka_t* failed) noexcept {
+  Client* now = current_.load(std::memory_order_relaxed);  // this thread is its only writer
+  if (now->rk != failed) return now;                       // replaced already
+  if (failed == abandoned_) return nullptr;
+  const std::size_t n = client_count_.load(std::memory_order_relaxed);
+  char reason[512] = "";
+  rd_kafka_fatal_error(failed, reason, sizeof reason);
+  if (n == kMaxClients) {
+    spdlog::error(
+        "kafka: instance {} of the producer hit a fatal error ({}) and no more may "
+        "be made in this run; its undelivered messages are lost "
+        "(kafka.delivery.failed.fatal)",
+        n, reason);
+    abandoned_ = failed;
+    return nullptr;
+  }
+  std::unique_ptr<Client> next;
+  try {
+    next = make_client();
+  } catch (const std::exception& e) {
+    spdlog::error("kafka: the producer hit a fatal error ({}) and cannot be replaced: {}", reason,
+                  e.what());
+    abandoned_ = failed;
+    return nullptr;
+  }
+  Client* raw = next.get();
+  clients_[n] = std::move(next);
+  client_count_.store(n + 1, std::memory_order_release);
+  current_.store(raw, std::memory_order_release);
+  callbacks_->replaced.add();
+  spdlog::error(
+      "kafka: the producer hit a fatal error ({}); replaced it by instance {} of at "
+      "most {}, which queues again what the old one had not delivered "
+      "(kafka.delivery.resent)",
+      reason, n + 1, kMaxClients);
+  return raw;
+}
+
+bool Producer::resend(rd_kafka_t* from, const rd_kafka_message_t& m) noexcept {
+  Client* to = replacement_for(from);
+  if (to == nullptr) return false;
+  const std::string_view name = rd_kafka_topic_name(m.rkt);
+  std::size_t id = 0;
+  while (id < topic_names_.size() && topic_names_[id] != name) ++id;
+  if (id == topic_names_.size()) return false;  // not a topic of ours: cannot happen
+  // Without RD_KAFKA_MSG_F_BLOCK: this thread serves the reports that make room.
+  if (rd_kafka_produce(to->topics[id], RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, m.payload, m.len,
+                       m.key, m.key_len, m._private) != 0) {
+    return false;
+  }
+  callbacks_->queued_bytes.fetch_add(m.len, std::memory_order_relaxed);
+  callbacks_->resent.add();
+  if (rd_kafka_message_status(&m) == RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED) {
+    callbacks_->resent_uncertain.add();
+  }
+  return true;
 }
 
 void Producer::serve_callbacks() noexcept {
   pthread_setname_np(pthread_self(), "efu-kafka");
   // rd_kafka_poll() returns as soon as a report or error is there, or after the timeout; the
   // timeout only bounds how long stop_polling() waits when nothing happens (it also yields).
-  while (!stop_polling_.load(std::memory_order_acquire)) rd_kafka_poll(rk_, 100);
+  // Replaced instances are served too while they hold messages: their reports resend them.
+  while (!stop_polling_.load(std::memory_order_acquire)) {
+    const std::size_t n = client_count_.load(std::memory_order_acquire);
+    bool old_busy = false;
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+      if (clients_[i]->depth() == 0) continue;
+      rd_kafka_poll(clients_[i]->rk, 0);
+      old_busy = true;
+    }
+    rd_kafka_poll(clients_[n - 1]->rk, old_busy ? 10 : 100);
+  }
 }
 
 void Producer::stop_polling() noexcept {
   if (!poller_.joinable()) return;
   stop_polling_.store(true, std::memory_order_release);
-  rd_kafka_yield(rk_);
+  rd_kafka_yield(current().rk);
   poller_.join();
 }
 
 Producer::~Producer() {
   stop_polling();
-  for (rd_kafka_topic_t* t : topics_) rd_kafka_topic_destroy(t);
-  if (rk_ != nullptr) {
-    // flush() has purged and counted what was left; this only ends a producer that was never
-    // flushed (a start-up failure) without waiting for its broker.
-    rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    rd_kafka_destroy(rk_);
-  }
+  const std::size_t n = client_count_.load(std::memory_order_acquire);
+  for (std::size_t i = n; i-- > 0;) clients_[i].reset();
 }
 
 Producer::TopicId Producer::topic(const std::string& name) {
-  rd_kafka_topic_t* t = rd_kafka_topic_new(rk_, name.c_str(), nullptr);
+  Client& c = current();
+  rd_kafka_topic_t* t = rd_kafka_topic_new(c.rk, name.c_str(), nullptr);
   if (t == nullptr) {
     throw ConfigError("topic '" + name + "' is not valid (" +
                       rd_kafka_err2str(rd_kafka_last_error()) + "); expected a Kafka topic name");
   }
-  topics_.push_back(t);
-  return topics_.size() - 1;
+  c.topics.push_back(t);
+  topic_names_.push_back(name);
+  return topic_names_.size() - 1;
 }
 
 bool Producer::produce(TopicId topic, std::span<const std::uint8_t> payload, const std::string& key,
@@ -388,15 +527,26 @@ bool Producer::produce(TopicId topic, std::span<const std::uint8_t> payload, con
   auto deadline = std::chrono::steady_clock::now() + queue_full_wait_;
   std::uint64_t reports_seen = 0;
   for (;;) {
-    const int rc = rd_kafka_produce(topics_[topic], RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
-                                    const_cast<std::uint8_t*>(payload.data()), payload.size(),
-                                    key.data(), key.size(), events_opaque(events));
+    const Client& client = current();
+    const int rc = rd_kafka_produce(client.topics[topic], RD_KAFKA_PARTITION_UA,
+                                    RD_KAFKA_MSG_F_COPY, const_cast<std::uint8_t*>(payload.data()),
+                                    payload.size(), key.data(), key.size(), events_opaque(events));
     if (rc == 0) {
       counters.messages.add();
       counters.bytes.add(payload.size());
       return true;
     }
     const rd_kafka_resp_err_t err = rd_kafka_last_error();
+    if (err == RD_KAFKA_RESP_ERR__FATAL) {
+      // The callback thread replaces the instance as soon as it serves the fatal error; wait
+      // for that (bounded like the wait for room), then produce on the replacement.
+      if (std::chrono::steady_clock::now() >= deadline) {
+        counters.failed_other.add();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       counters.failed_other.add();
       break;
@@ -435,10 +585,9 @@ void Producer::poll() noexcept {
   update_gauges();
   // The outage warning: from this (the stats) thread, never from a processing thread.
   bool resumed = false;
-  const std::string line =
-      watch_.update({QueueWatch::Clock::now(), callbacks_->delivery_ok.get(), queue_bytes(),
-                     queue_depth()},
-                    resumed);
+  const std::string line = watch_.update(
+      {QueueWatch::Clock::now(), callbacks_->delivery_ok.get(), queue_bytes(), queue_depth()},
+      resumed);
   if (line.empty()) return;
   if (resumed) {
     spdlog::info("{}", line);
@@ -449,15 +598,36 @@ void Producer::poll() noexcept {
 
 std::uint64_t Producer::flush(std::chrono::milliseconds timeout) noexcept {
   stop_polling();  // from here this thread serves the callbacks (inside rd_kafka_flush)
-  rd_kafka_flush(rk_, static_cast<int>(timeout.count()));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto remaining = [&] {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    return static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+  };
+  // Replaced instances first: as their last reports are served, what they held is queued on
+  // the current one. Another fatal error while flushing makes another current one, so flush
+  // until the current one stays (at most kMaxClients rounds).
+  for (;;) {
+    const std::size_t n = client_count_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+      Client& old = *clients_[i];
+      if (old.depth() == 0) continue;
+      rd_kafka_flush(old.rk, remaining());
+      if (old.depth() != 0) purge(old);
+    }
+    Client& now = current();
+    rd_kafka_flush(now.rk, remaining());
+    if (&current() == &now) break;
+  }
   std::uint64_t left = queue_depth();
   if (left == 0) {
     spdlog::info("kafka: flushed, every message delivered or reported");
   } else {
-    spdlog::warn("kafka: {} messages ({} bytes) not delivered within {} ms at flush; purging "
-                 "them (kafka.delivery.failed.purged)",
-                 left, queue_bytes(), timeout.count());
-    left = purge();
+    spdlog::warn(
+        "kafka: {} messages ({} bytes) not delivered within {} ms at flush; purging "
+        "them (kafka.delivery.failed.purged)",
+        left, queue_bytes(), timeout.count());
+    left = purge(current());
   }
   update_gauges();
   return left;
@@ -465,22 +635,25 @@ std::uint64_t Producer::flush(std::chrono::milliseconds timeout) noexcept {
 
 // Purged messages fail with __PURGE_QUEUE or __PURGE_INFLIGHT, but only once their reports are
 // served: rd_kafka_destroy() serves none, so without this they would never be counted.
-std::uint64_t Producer::purge() noexcept {
-  const std::uint64_t left = queue_depth();
-  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-  rd_kafka_flush(rk_, kPurgeReportsMs);  // returns as soon as every report is served
-  if (const std::uint64_t unreported = queue_depth(); unreported != 0) {
+std::uint64_t Producer::purge(Client& client) noexcept {
+  const std::uint64_t left = client.depth();
+  rd_kafka_purge(client.rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_flush(client.rk, kPurgeReportsMs);  // returns as soon as every report is served
+  if (const std::uint64_t unreported = client.depth(); unreported != 0) {
     // Not expected. The summary still counts them (undelivered = produced - delivered).
-    spdlog::error("kafka: {} purged messages got no delivery report within {} ms, so no "
-                  "kafka.delivery.failed.* counter has them",
-                  unreported, kPurgeReportsMs);
+    spdlog::error(
+        "kafka: {} purged messages got no delivery report within {} ms, so no "
+        "kafka.delivery.failed.* counter has them",
+        unreported, kPurgeReportsMs);
   }
   return left;
 }
 
 std::uint64_t Producer::queue_depth() const noexcept {
-  const int n = rd_kafka_outq_len(rk_);
-  return n > 0 ? static_cast<std::uint64_t>(n) : 0;
+  const std::size_t n = client_count_.load(std::memory_order_acquire);
+  std::uint64_t depth = 0;
+  for (std::size_t i = 0; i < n; ++i) depth += clients_[i]->depth();
+  return depth;
 }
 
 std::uint64_t Producer::queue_bytes() const noexcept {

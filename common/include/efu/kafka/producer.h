@@ -13,11 +13,24 @@
 // report adds that number to ev44.events.delivered or ev44.events.delivery.failed, so at exit
 //   ev44.events = ev44.events.delivered + ev44.events.dropped + ev44.events.delivery.failed
 // exactly, once flush() has purged what the broker did not take.
+//
+// Fatal errors: librdkafka's idempotent producer gives up for good when it can no longer keep
+// its ordering promise (a sequence desynchronisation with a restarted broker; INTRODUCTION.md,
+// "Fatal producer errors"): it fails every queued message and refuses new ones. efu then
+// replaces the instance (a "client" here) with a new one, which the broker knows by a new
+// producer id, and queues again on it every message the old one reports as failed
+// (kafka.delivery.resent; kafka.delivery.resent.uncertain for those the broker may already
+// have written, which a consumer can then read twice). The callback thread does both, so the
+// replacement is published to the producing threads through one atomic pointer; a client is
+// never freed before the producer, so a thread that still holds the old one only gets
+// __FATAL from it and retries on the new one. At most kMaxClients instances per run: after
+// that, messages failed by a fatal error are counted (kafka.delivery.failed.fatal).
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <atomic>
 #include <memory>
 #include <span>
 #include <string>
@@ -30,6 +43,7 @@
 
 struct rd_kafka_s;
 struct rd_kafka_topic_s;
+struct rd_kafka_message_s;
 
 namespace efu::kafka {
 
@@ -82,15 +96,36 @@ class Producer {
 
   /// The callbacks' state (counters, log limits); defined in producer.cpp.
   struct Callbacks;
+  /// One librdkafka producer instance and its topic handles; defined in producer.cpp.
+  struct Client;
+  /// Instances per run: the first and up to kMaxClients - 1 replacements after fatal errors.
+  static constexpr std::size_t kMaxClients = 8;
 
  private:
+  /// The instance after `failed` hit a fatal error: its replacement, made now if `failed` is
+  /// still the current one, or nullptr when none can be made (limit reached, creation failed).
+  /// Callback thread only.
+  Client* replacement_for(rd_kafka_s* failed) noexcept;
+  /// Queues on the current instance a message that a fatal error failed on its instance; false
+  /// when it could not (then its report counts it as failed). Callback thread only.
+  bool resend(rd_kafka_s* from, const rd_kafka_message_s& message) noexcept;
+  std::unique_ptr<Client> make_client(QueueLimits* limits = nullptr) const;
   void serve_callbacks() noexcept;
   void stop_polling() noexcept;
-  std::uint64_t purge() noexcept;
+  std::uint64_t purge(Client& client) noexcept;
   void update_gauges() noexcept;
+  Client& current() const noexcept { return *current_.load(std::memory_order_acquire); }
 
-  rd_kafka_s* rk_ = nullptr;
-  std::vector<rd_kafka_topic_s*> topics_;
+  ProducerConfig config_;  // kept to make replacements alike
+  std::vector<std::string> topic_names_;
+  // clients_[0, client_count_) are made; the last is the current one. Only the callback thread
+  // (or the constructor, before it starts) adds one: it fills the slot, then publishes the
+  // count and current_ with release stores, so a thread that reads either with acquire sees the
+  // instance and its topics complete. Slots are freed only by the destructor.
+  std::array<std::unique_ptr<Client>, kMaxClients> clients_;
+  std::atomic<std::size_t> client_count_{0};
+  std::atomic<Client*> current_{nullptr};
+  rd_kafka_s* abandoned_ = nullptr;  // an instance that could not be replaced (callback thread)
   std::chrono::milliseconds queue_full_wait_;
   QueueLimits limits_;
   std::unique_ptr<Callbacks> callbacks_;
