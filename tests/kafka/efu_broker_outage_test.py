@@ -40,7 +40,8 @@ from streaming_data_types import deserialise_x5f2
 from support.checks import check, finish, require
 from support.e2e import check_host_accounting
 from support.efu import Efu, binary
-from support.kafka import Broker, check_kafka_accounting, read_events, read_topic, summary_delivery
+from support.kafka import (Broker, check_kafka_accounting, distinct_ev44, read_events, read_topic,
+                           summary_delivery)
 from support.ports import free_udp_port
 from support.waits import wait_for_text
 
@@ -118,15 +119,7 @@ def check_consumed(stats, bootstrap, topics):
     ev44 = read_events(bootstrap, topics[0])
     statuses = read_topic(bootstrap, topics[1],
                           lambda v: json.loads(deserialise_x5f2(v).status_json)["counters"])
-    # Twice only what efu resent after a fatal producer error as possibly written (docs/kafka.md,
-    # "Broker outages", point 5); the rest counts once.
-    unique = {}
-    for m in ev44:
-        unique.setdefault(m.message_id, m)
-    repeated, resent_maybe = len(ev44) - len(unique), stats["kafka.delivery.resent.uncertain"]
-    check(repeated <= resent_maybe, "ev44 message_ids read twice %d <= "
-          "kafka.delivery.resent.uncertain %d" % (repeated, resent_maybe))
-    ev44 = list(unique.values())
+    ev44 = distinct_ev44(ev44, lambda m: m.message_id, stats)
     ids = [m.message_id for m in ev44]
     check(all(m.source_name == "multiblade" for m in ev44), "every ev44 message is from multiblade")
     events = sum(len(m.pixel_id) for m in ev44)

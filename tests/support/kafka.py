@@ -13,7 +13,7 @@ import uuid
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from streaming_data_types import deserialise_ev44
 
-from support.checks import fail, require
+from support.checks import check, fail, require
 from support.loss import lost_events
 from support.waits import wait_for
 
@@ -126,6 +126,21 @@ def check_kafka_accounting(stats: dict) -> int:
             "the producer queue is empty at exit (depth %d, bytes %d)"
             % (stats["kafka.queue.depth"], stats["kafka.queue.bytes"]))
     return undelivered
+
+
+def distinct_ev44(messages: list, message_id, stats: dict) -> list:
+    """The first of each ev44 message_id in `messages`, in order. A message is read twice only
+    when efu resent it after a fatal producer error as possibly written (docs/kafka.md, "Broker
+    outages", point 5): the repeats must not exceed kafka.delivery.resent.uncertain."""
+    first = {}
+    for m in messages:
+        first.setdefault(message_id(m), m)
+    repeated, allowed = len(messages) - len(first), stats.get("kafka.delivery.resent.uncertain", 0)
+    check(repeated <= allowed,
+          f"ev44 messages read twice {repeated} <= kafka.delivery.resent.uncertain {allowed} "
+          f"(kafka.producer.replaced {stats.get('kafka.producer.replaced', 0)}, "
+          f"kafka.delivery.resent {stats.get('kafka.delivery.resent', 0)})")
+    return list(first.values())
 
 
 def summary_delivery(stdout_text: str) -> list[int]:

@@ -152,6 +152,16 @@ struct Producer::Client {
     }
   }
 
+  /// Throws ConfigError when librdkafka rejects the name.
+  void add_topic(const std::string& name) {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(rk, name.c_str(), nullptr);
+    if (t == nullptr) {
+      throw ConfigError("topic '" + name + "' is not valid (" +
+                        rd_kafka_err2str(rd_kafka_last_error()) + "); expected a Kafka topic name");
+    }
+    topics.push_back(t);
+  }
+
   std::uint64_t depth() const noexcept {
     const int n = rd_kafka_outq_len(rk);
     return n > 0 ? static_cast<std::uint64_t>(n) : 0;
@@ -410,14 +420,7 @@ std::unique_ptr<Producer::Client> Producer::make_client(QueueLimits* limits) con
                       "); expected a consistent set of librdkafka properties");
   }
   rd_kafka_set_log_queue(client->rk, nullptr);
-  for (const std::string& name : topic_names_) {
-    rd_kafka_topic_t* t = rd_kafka_topic_new(client->rk, name.c_str(), nullptr);
-    if (t == nullptr) {
-      throw ConfigError("topic '" + name + "' is not valid (" +
-                        rd_kafka_err2str(rd_kafka_last_error()) + "); expected a Kafka topic name");
-    }
-    client->topics.push_back(t);
-  }
+  for (const std::string& name : topic_names_) client->add_topic(name);
   return client;
 }
 
@@ -510,13 +513,7 @@ Producer::~Producer() {
 }
 
 Producer::TopicId Producer::topic(const std::string& name) {
-  Client& c = current();
-  rd_kafka_topic_t* t = rd_kafka_topic_new(c.rk, name.c_str(), nullptr);
-  if (t == nullptr) {
-    throw ConfigError("topic '" + name + "' is not valid (" +
-                      rd_kafka_err2str(rd_kafka_last_error()) + "); expected a Kafka topic name");
-  }
-  c.topics.push_back(t);
+  current().add_topic(name);
   topic_names_.push_back(name);
   return topic_names_.size() - 1;
 }
