@@ -13,6 +13,7 @@
 #include "efu/ess/readout_blocks.h"
 #include "efu/ess/readout_header.h"
 #include "pixel_map.h"
+#include "readout_lanes.h"
 
 namespace efu::caen {
 
@@ -82,6 +83,9 @@ inline constexpr ReadoutError to_error(MapStatus s) noexcept {
 struct ReadoutSettings {
   std::uint64_t max_tof_ns = 0;
   std::int64_t readout_delay_ns = 0;  // added to each readout's time before the TOF
+  /// Eight readouts at a time with AVX2 where the CPU has it and the instrument has lanes
+  /// (readout_lanes.h); false: the scalar walk alone (tests compare the two).
+  bool lanes = true;
 };
 
 class ReadoutParser {
@@ -93,7 +97,15 @@ class ReadoutParser {
         events_(counters.counter("events.formed")),
         clamp_low_(counters.counter("calibration.clamp_low")),
         clamp_high_(counters.counter("calibration.clamp_high")),
-        errors_(counters, "readouts.errors.", kReadoutErrorNames) {}
+        errors_(counters, "readouts.errors.", kReadoutErrorNames) {
+    const PixelMap::MiraclesMap miracles = pixels.miracles();
+    miracles_lanes_ = settings.lanes && pixels.instrument() == Instrument::kMiracles &&
+                      lanes::MiraclesLanes::supports(miracles) && lanes::available();
+    if (miracles_lanes_) miracles_ = lanes::MiraclesLanes::of(miracles);
+  }
+
+  /// Whether parse() takes this instrument's readouts eight at a time (ReadoutSettings::lanes).
+  bool uses_lanes() const noexcept { return miracles_lanes_; }
 
   /// Parses the bytes after the header; per good readout `on_event(pulse_ns, tof_ns, pixel,
   /// source)` with the event's source index (MapResult::source), or `on_event(pulse_ns, tof_ns,
@@ -113,6 +125,7 @@ class ReadoutParser {
       case Instrument::kCspec:
         return parse_with(data, size, header, on_event, pixels_.cspec());
       case Instrument::kMiracles:
+        if (miracles_lanes_) return parse_miracles_lanes(data, size, header, on_event);
         return parse_with(data, size, header, on_event, pixels_.miracles());
     }
   }
@@ -155,12 +168,18 @@ class ReadoutParser {
               Errors& errors) noexcept {
       if (m.status != MapStatus::kOk) return errors[to_error(m.status)].add();
       clamped += kClampStep[static_cast<std::uint8_t>(m.clamp)];
+      event(on_event, pulse_ns, tof_ns, m.pixel, m.source);
+    }
+    /// An event formed (unclamped, or its clamp counted by the caller).
+    template <typename OnEvent>
+    void event(OnEvent& on_event, std::uint64_t pulse_ns, std::uint32_t tof_ns, std::uint32_t pixel,
+               std::uint32_t source) noexcept {
       ++formed;
       if constexpr (std::is_invocable_v<OnEvent&, std::uint64_t, std::uint32_t, std::uint32_t,
                                         std::uint32_t>) {
-        on_event(pulse_ns, tof_ns, m.pixel, std::uint32_t{m.source});
+        on_event(pulse_ns, tof_ns, pixel, source);
       } else {
-        on_event(pulse_ns, tof_ns, m.pixel);
+        on_event(pulse_ns, tof_ns, pixel);
       }
     }
     void add_to(Counter& events, Counter& low, Counter& high) const noexcept {
@@ -186,6 +205,54 @@ class ReadoutParser {
       tally.emit(on_event, tof.pulse_ns, static_cast<std::uint32_t>(tof.tof_ns), map(r), errors_);
     });
     tally.add_to(events_, clamp_low_, clamp_high_);
+  }
+
+  /// MIRACLES' parse_with() eight readouts at a time (readout_lanes.h): each whole eight
+  /// through lanes::miracles(), the blocks after the last one through the scalar walk. The lanes
+  /// make the same checks in the same order, so the same events and counts
+  /// (fast_path_test.cpp).
+  template <typename OnEvent>
+  [[gnu::flatten]] void parse_miracles_lanes(const std::uint8_t* data, std::uint32_t size,
+                                             const ess::PacketHeader& header,
+                                             OnEvent& on_event) noexcept {
+    PacketTally tally;
+    const lanes::TimeRule rule{header.pulse_time_ns, header.prev_pulse_time_ns,
+                               settings_.max_tof_ns, settings_.readout_delay_ns};
+    const lanes::MiraclesLanes map = miracles_;
+    const PixelMap::MiraclesMap scalar = pixels_.miracles();
+    lanes::Out out;
+    blocks_.walk_lanes(
+        data, size, lanes::kLanes,
+        [&](const std::uint8_t* first) {
+          lanes::miracles(first, rule, map, out);
+          return emit_lanes(out, tally, on_event);
+        },
+        [&](const ess::ReadoutBlock& block) {
+          const CaenReadout r = read_readout(block.data);
+          ess::Tof tof;
+          if (!timed(r, header, tof)) return;
+          tally.emit(on_event, tof.pulse_ns, static_cast<std::uint32_t>(tof.tof_ns), scalar(r),
+                     errors_);
+        });
+    tally.add_to(events_, clamp_low_, clamp_high_);
+  }
+
+  /// Eight lanes' outcomes counted and their events handed on, in readout order; returns how
+  /// many lanes had a wrong data_length (the block walker counts those).
+  template <typename OnEvent>
+  std::uint32_t emit_lanes(const lanes::Out& out, PacketTally& tally, OnEvent& on_event) noexcept {
+    std::uint32_t bad_length = 0;
+    for (std::uint32_t i = 0; i < lanes::kLanes; ++i) {
+      const std::uint32_t status = out.status[i];
+      if (status == lanes::kOk) [[likely]] {
+        tally.event(on_event, out.pulse_ns[i], out.tof_ns[i], out.pixel[i], 0);
+      } else if (status == lanes::kBadLength) {
+        ++bad_length;
+      } else {
+        errors_[static_cast<ReadoutError>(status - lanes::kFirstError)].add();
+      }
+    }
+    return bad_length;
   }
 
   /// LoKI's parse_with(), with the formula in three parts (PixelMap::loki_prepare, loki_unit,
@@ -260,6 +327,8 @@ class ReadoutParser {
   Counter& clamp_high_;
   Errors errors_;
   LokiBatch loki_batch_;
+  bool miracles_lanes_ = false;
+  lanes::MiraclesLanes miracles_{};
 };
 
 }  // namespace efu::caen

@@ -4,7 +4,8 @@
 // at a time) against the facility's formula applied one readout at a time (docs/caen.md), over
 // random readouts that hit every rejection, in packets that end inside and on batch boundaries;
 // BIFROST's parser (its formula as a value held over the packet) the same way; MIRACLES' rounding
-// without libm against std::round.
+// without libm against std::round, and its eight-lane parser (readout_lanes.h) and scalar walk
+// against the formula readout by readout.
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -261,16 +262,41 @@ ess::PacketHeader packet_header() {
   return header;
 }
 
+/// The events `parser` forms from one packet of `readouts` with packet_header()'s pulses.
+std::vector<test::Event> parse_events(ReadoutParser& parser,
+                                      const std::vector<CaenReadout>& readouts) {
+  const std::vector<std::uint8_t> p = packet_of(readouts);
+  std::vector<test::Event> got;
+  parser.parse(p.data() + ess::kHeaderSizeV1,
+               static_cast<std::uint32_t>(p.size() - ess::kHeaderSizeV1), packet_header(),
+               [&](std::uint64_t pulse, std::uint32_t tof, std::uint32_t pixel) {
+                 got.push_back({pulse, tof, pixel});
+               });
+  return got;
+}
+
+/// `got` is the events of `want`, in order; `where` names the packet in a failure.
+void expect_events(const std::vector<test::Event>& got, const std::vector<Outcome>& want,
+                   const std::string& where) {
+  ASSERT_EQ(got.size(), want.size()) << where;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i], (test::Event{want[i].pulse_ns, want[i].tof_ns, want[i].pixel}))
+        << "event " << i << " of " << where;
+  }
+}
+
 /// After a parser's run: events.formed, readouts.received and every readouts.errors.<name>
 /// equal what the formula said, each readout counted once, and the random readouts did reach
-/// every rejection in `reached` (and amplitude_low when there is a threshold).
+/// every rejection in `reached` (and amplitude_low when there is a threshold). `bad_length` of
+/// the readouts were blocks with a wrong data_length (readouts.errors.length, no readout error).
 void expect_accounting(const CounterRegistry& counters,
                        std::map<std::string, std::uint64_t>& want_rejected,
                        std::uint64_t want_events, std::uint64_t readouts, std::int64_t threshold,
-                       std::initializer_list<const char*> reached) {
+                       std::initializer_list<const char*> reached, std::uint64_t bad_length = 0) {
   EXPECT_EQ(counters.value("events.formed"), want_events);
   EXPECT_EQ(counters.value("readouts.received"), readouts);
-  std::uint64_t rejected = 0;
+  EXPECT_EQ(counters.value("readouts.errors.length"), bad_length);
+  std::uint64_t rejected = bad_length;
   for (const char* name : kReadoutErrorNames) {
     const std::uint64_t want_n = want_rejected[name];
     EXPECT_EQ(counters.value(std::string("readouts.errors.") + name), want_n) << name;
@@ -291,7 +317,6 @@ TEST(LokiBatch, EventsAndCountsEqualTheFormulaReadoutByReadout) {
     const PixelMap pixels(config, cal, threshold);
     CounterRegistry counters;
     ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0});
-    const ess::PacketHeader header = packet_header();
     std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 17);
     std::map<std::string, std::uint64_t> want_rejected;
     std::uint64_t want_events = 0, want_low = 0, want_high = 0, readouts = 0;
@@ -313,18 +338,8 @@ TEST(LokiBatch, EventsAndCountsEqualTheFormulaReadoutByReadout) {
         }
       }
       readouts += n;
-      const std::vector<std::uint8_t> p = packet_of(readouts_in);
-      std::vector<test::Event> got;
-      parser.parse(p.data() + ess::kHeaderSizeV1,
-                   static_cast<std::uint32_t>(p.size() - ess::kHeaderSizeV1), header,
-                   [&](std::uint64_t pulse, std::uint32_t tof, std::uint32_t pixel) {
-                     got.push_back({pulse, tof, pixel});
-                   });
-      ASSERT_EQ(got.size(), want.size()) << "packet of " << n;
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        ASSERT_EQ(got[i], (test::Event{want[i].pulse_ns, want[i].tof_ns, want[i].pixel}))
-            << "event " << i << " of a packet of " << n;
-      }
+      expect_events(parse_events(parser, readouts_in), want, "a packet of " + std::to_string(n));
+      if (HasFatalFailure()) return;
     }
     EXPECT_EQ(counters.value("calibration.clamp_low"), want_low);
     EXPECT_EQ(counters.value("calibration.clamp_high"), want_high);
@@ -456,14 +471,13 @@ TEST(LokiMap, FibresAndFensPastTheTableAreRejectedByMap) {
   }
 }
 
-/// MIRACLES' pixel for amplitudes A, B on `ring`, group 3, as docs/caen.md writes it (std::round
+/// MIRACLES' pixel for amplitudes A, B on `ring`, `group`, as docs/caen.md writes it (std::round
 /// for tube A), or 0 when there is none.
 std::uint32_t miracles_by_the_formula(std::uint32_t resolution, std::uint32_t ring, std::int64_t a,
-                                      std::int64_t b) {
+                                      std::int64_t b, std::uint32_t group = 3) {
   const std::int64_t sum = a + b;
   if (sum == 0) return 0;
   const bool tube_b = a < b;
-  const std::uint32_t group = 3;
   const std::uint32_t x = 2 * group + ((ring == 1 || ring == 3) ? 24 : 0) + (tube_b ? 1 : 0);
   const auto p = static_cast<float>(1.0 * static_cast<double>(a) / static_cast<double>(sum));
   const int h = static_cast<int>(resolution / 2) - 1;
@@ -505,6 +519,136 @@ TEST(MiraclesMap, RoundingEqualsStdRoundOnEveryAmplitudePair) {
     }
   }
   EXPECT_GT(reached, 0);
+}
+
+}  // namespace
+}  // namespace efu::caen
+
+namespace efu::caen {
+namespace {
+
+// --- MIRACLES' lanes ---------------------------------------------------------------------------
+
+/// One readout through docs/caen.md's MIRACLES formula and the checks before it, plainly.
+Outcome miracles_outcome(const CaenConfig& config, std::int64_t threshold, const CaenReadout& r) {
+  Outcome o;
+  if (r.data_length != kReadoutSize) return o.rejected = "length", o;  // the block walker's
+  if (!timed_by_the_formula(r, config.max_tof_ns, o.rejected, o.pulse_ns, o.tof_ns)) return o;
+  const std::uint32_t ring = r.fiber / 2;
+  if (ring > config.max_ring) return o.rejected = "ring", o;
+  const std::int64_t sum = std::int64_t{r.a} + r.b;
+  if (sum == 0) return o.rejected = "amplitude_zero", o;
+  if (sum > config.max_amplitude) return o.rejected = "amplitude_high", o;
+  if (sum < threshold) return o.rejected = "amplitude_low", o;
+  o.pixel = miracles_by_the_formula(config.resolution, ring, r.a, r.b, r.group);
+  if (o.pixel == 0) return o.rejected = "pixel", o;
+  o.event = true;
+  return o;
+}
+
+// The eight-lane parser (readout_lanes.h) and the scalar walk, each against the formula one
+// readout at a time: random readouts reaching every rejection, blocks with a wrong data_length
+// among them, packets whose sizes end on and between eights. With AVX2 the first parser must
+// take the lanes (else this test would compare the scalar walk twice).
+TEST(MiraclesLanes, EventsAndCountsEqualTheFormulaReadoutByReadout) {
+  const CaenConfig config = CaenConfig::from_text(
+      R"({"Detector": "miracles", "MaxRing": 2, "Resolution": 128, "MaxAmpl": 20000,
+          "MaxTOFNS": 1000000000})",
+      "miracles.json");
+  const Calibration cal = Calibration::from_text(
+      test::calibration_text("miracles", 48, 2, "[[0.0, 0.5], [0.501, 1.0]]"), "cal.json",
+      "miracles");
+  for (const bool lanes : {true, false}) {
+    for (const std::int64_t threshold : {std::int64_t{0}, std::int64_t{3000}}) {
+      const PixelMap pixels(config, cal, threshold);
+      CounterRegistry counters;
+      ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0, lanes});
+      ASSERT_EQ(parser.uses_lanes(), lanes && lanes::available());
+      std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 41);
+      std::map<std::string, std::uint64_t> want_rejected;
+      std::uint64_t want_events = 0, readouts = 0;
+      for (const std::size_t n : {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 200, 372, 372, 372}) {
+        std::vector<CaenReadout> readouts_in(n);
+        std::vector<Outcome> want;
+        for (CaenReadout& r : readouts_in) {
+          r = random_readout(rng);
+          r.group = static_cast<std::uint8_t>(rng() % 30 == 0 ? rng() % 256 : rng() % 12);
+          if (rng() % 50 == 0) r.data_length = static_cast<std::uint16_t>(rng() % 48);
+          if (rng() % 3 == 0) r.a = static_cast<std::uint16_t>(r.b + rng() % 3);  // near ties
+          const Outcome o = miracles_outcome(config, threshold, r);
+          if (o.event) {
+            want.push_back(o);
+            ++want_events;
+          } else {
+            ++want_rejected[o.rejected];
+          }
+        }
+        readouts += n;
+        expect_events(parse_events(parser, readouts_in), want,
+                      "a packet of " + std::to_string(n) + (lanes ? ", lanes" : ""));
+        if (HasFatalFailure()) return;
+      }
+      const std::uint64_t bad_length = want_rejected["length"];
+      want_rejected.erase("length");
+      EXPECT_GT(bad_length, 0U);
+      expect_accounting(counters, want_rejected, want_events, readouts, threshold,
+                        {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring",
+                         "amplitude_zero", "amplitude_high", "pixel"},
+                        bad_length);
+    }
+  }
+}
+
+// The lanes' rounding and tube choice on every amplitude pair up to 300 on every ring, as the
+// scalar map's RoundingEqualsStdRoundOnEveryAmplitudePair checks it (Resolution 1 has no lanes).
+TEST(MiraclesLanes, PixelsEqualTheFormulaOnEveryAmplitudePair) {
+  if (!lanes::available()) GTEST_SKIP() << "no AVX2 on this CPU: no lanes to test";
+  const Calibration cal = Calibration::from_text(
+      test::calibration_text("miracles", 48, 2, "[[0.0, 0.5], [0.501, 1.0]]"), "cal.json",
+      "miracles");
+  const ess::EssTime t = ess::to_ess(kPulseNs + 5000);
+  const auto tof_ns = static_cast<std::uint32_t>(ess::to_ns(t.high, t.low) - kPulseNs);
+  for (const std::uint32_t resolution : {128U, 2U, 3U, 255U}) {
+    const CaenConfig config =
+        CaenConfig::from_text(R"({"Detector": "miracles", "MaxRing": 3, "Resolution": )" +
+                                  std::to_string(resolution) + R"(, "MaxTOFNS": 1000000000})",
+                              "miracles.json");
+    const PixelMap pixels(config, cal, 0);
+    CounterRegistry counters;
+    ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0});
+    ASSERT_TRUE(parser.uses_lanes());
+    std::vector<CaenReadout> readouts;
+    std::vector<Outcome> want;
+    for (std::uint32_t ring = 0; ring < 4; ++ring) {
+      for (std::uint16_t a = 0; a <= 300; ++a) {
+        for (std::uint16_t b = 0; b <= 300; ++b) {
+          CaenReadout r;
+          r.fiber = static_cast<std::uint8_t>(2 * ring + (a & 1U));
+          r.group = static_cast<std::uint8_t>(b % 24);
+          r.time_high = t.high;
+          r.time_low = t.low;
+          r.a = a;
+          r.b = b;
+          readouts.push_back(r);
+          const std::uint32_t pixel = miracles_by_the_formula(resolution, ring, a, b, r.group);
+          if (pixel != 0) want.push_back(Outcome{true, "", kPulseNs, tof_ns, pixel, 0});
+        }
+      }
+    }
+    std::vector<test::Event> got;
+    for (std::size_t i = 0; i < readouts.size(); i += 372) {
+      const std::size_t n = std::min<std::size_t>(372, readouts.size() - i);
+      const std::vector<CaenReadout> packet(readouts.begin() + static_cast<std::ptrdiff_t>(i),
+                                            readouts.begin() + static_cast<std::ptrdiff_t>(i + n));
+      const std::vector<test::Event> part = parse_events(parser, packet);
+      got.insert(got.end(), part.begin(), part.end());
+    }
+    expect_events(got, want, "Resolution " + std::to_string(resolution));
+    if (HasFatalFailure()) return;
+    const std::uint64_t events = want.size();
+    EXPECT_EQ(counters.value("events.formed"), events) << "Resolution " << resolution;
+    EXPECT_GT(events, 0U);
+  }
 }
 
 }  // namespace

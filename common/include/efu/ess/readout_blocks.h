@@ -56,47 +56,66 @@ class ReadoutBlockWalker {
   /// bytes after the packet header. Reads nothing outside them. No allocation.
   template <typename OnBlock>
   void walk(const std::uint8_t* data, std::uint32_t size, OnBlock&& on_block) noexcept {
-    std::uint64_t blocks = 0;
     if (fixed_size_ != 0) {
-      // The stride and the count in locals: on_block may write memory (counters), and the
-      // compiler would otherwise reload them from *this for every block.
-      const std::uint32_t stride = fixed_size_;
-      const std::uint32_t whole = size / stride;
-      std::uint32_t bad_length = 0;
-      for (std::uint32_t i = 0; i < whole; ++i, data += stride) {
-        const std::uint16_t length = load_u16(data + 2);
-        if (length != stride) [[unlikely]] {
-          ++bad_length;
-          continue;
-        }
-        on_block(ReadoutBlock{data[0], data[1], length, data});
-      }
-      blocks = whole;
-      if (bad_length != 0) errors_[BlockError::kLength].add(bad_length);
-      if (size % stride != 0) {
-        ++blocks;
+      walk_lanes(
+          data, size, 0, [](const std::uint8_t*) { return std::uint32_t{0}; }, on_block);
+      return;
+    }
+    std::uint64_t blocks = 0;
+    while (size != 0) {
+      ++blocks;
+      if (size < kBlockHeaderSize) {
         errors_[BlockError::kTruncated].add();
+        break;
       }
-    } else {
-      while (size != 0) {
-        ++blocks;
-        if (size < kBlockHeaderSize) {
-          errors_[BlockError::kTruncated].add();
-          break;
-        }
-        const std::uint16_t length = load_u16(data + 2);
-        if (length < kBlockHeaderSize) {
-          errors_[BlockError::kLength].add();
-          break;
-        }
-        if (length > size) {
-          errors_[BlockError::kTruncated].add();
-          break;
-        }
-        on_block(ReadoutBlock{data[0], data[1], length, data});
-        data += length;
-        size -= length;
+      const std::uint16_t length = load_u16(data + 2);
+      if (length < kBlockHeaderSize) {
+        errors_[BlockError::kLength].add();
+        break;
       }
+      if (length > size) {
+        errors_[BlockError::kTruncated].add();
+        break;
+      }
+      on_block(ReadoutBlock{data[0], data[1], length, data});
+      data += length;
+      size -= length;
+    }
+    received_.add(blocks);
+  }
+
+  /// walk() of a fixed-size format (fixed_size ≠ 0) for a caller that takes `lanes` blocks at a
+  /// time (0: none): `on_lanes(const std::uint8_t* first)` for each run of `lanes` whole blocks
+  /// from the start, returning how many of them have a wrong data_length (the caller checks and
+  /// skips those); `on_block` for each well-framed block after the last whole run. The same counts
+  /// as walk().
+  template <typename OnLanes, typename OnBlock>
+  void walk_lanes(const std::uint8_t* data, std::uint32_t size, std::uint32_t lanes,
+                  OnLanes&& on_lanes, OnBlock&& on_block) noexcept {
+    // The stride and the count in locals: on_block may write memory (counters), and the
+    // compiler would otherwise reload them from *this for every block.
+    const std::uint32_t stride = fixed_size_;
+    const std::uint32_t whole = size / stride;
+    std::uint32_t bad_length = 0;
+    std::uint32_t i = 0;
+    if (lanes != 0) {
+      for (; whole - i >= lanes; i += lanes, data += std::size_t{lanes} * stride) {
+        bad_length += on_lanes(data);
+      }
+    }
+    for (; i < whole; ++i, data += stride) {
+      const std::uint16_t length = load_u16(data + 2);
+      if (length != stride) [[unlikely]] {
+        ++bad_length;
+        continue;
+      }
+      on_block(ReadoutBlock{data[0], data[1], length, data});
+    }
+    std::uint64_t blocks = whole;
+    if (bad_length != 0) errors_[BlockError::kLength].add(bad_length);
+    if (size % stride != 0) {
+      ++blocks;
+      errors_[BlockError::kTruncated].add();
     }
     received_.add(blocks);
   }
