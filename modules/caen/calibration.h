@@ -177,6 +177,21 @@ class Calibration::Lookup {
     return units_[group * group_size_ + unit];
   }
 
+  /// unit_of_inside()'s steps, for code that takes them for several readouts at once (the
+  /// lanes, readout_lanes_avx2.cpp); unit_of_inside() is the rule they must give.
+  ///   bucket(group, k): bucket k's .first and .second unit (.first kScan: scan_units());
+  ///   ends(group, unit): offset of the unit's ordered interval ends in min() and max().
+  static constexpr std::uint32_t kTableBuckets = Calibration::kBuckets;
+  static constexpr std::uint8_t kScan = Calibration::kScanGroup;
+  auto bucket(std::uint32_t group, std::uint32_t k) const noexcept {
+    return buckets_[std::size_t{group} * kBuckets + k];
+  }
+  std::size_t ends(std::uint32_t group, std::uint32_t unit) const noexcept {
+    return std::size_t{group} * stride_ + unit;
+  }
+  const double* min() const noexcept { return min_; }
+  const double* max() const noexcept { return max_; }
+
  private:
   friend class Calibration;
   using Bucket = Calibration::Bucket;

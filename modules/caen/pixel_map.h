@@ -142,6 +142,30 @@ class PixelMap {
   MapResult map_cspec(const CaenReadout& r) const noexcept { return cspec()(r); }
   MapResult map_miracles(const CaenReadout& r) const noexcept { return miracles()(r); }
 
+  // LoKI, per (ring, FEN, local group): the global group and the straw row of its unit 0, or
+  // why the readout has none (loki_prepare). 12 · 24 · 8 slots of 8 bytes.
+  struct LokiSlot {
+    std::uint32_t group;  // the global group, or kLokiNoRing / kLokiNoFen
+    std::uint32_t row;
+  };
+  static constexpr std::uint32_t kLokiNoFen = 0xFFFF'FFFEU;
+  static constexpr std::uint32_t kLokiNoRing = 0xFFFF'FFFFU;
+  static constexpr std::size_t loki_slot_index(std::uint32_t ring, std::uint32_t fen,
+                                               std::uint32_t group) noexcept {
+    return (std::size_t{ring} * (kMaxFen + 1U) + fen) * kLokiGroupsPerFen + group;
+  }
+  /// What LoKI's formula reads besides LokiFinish, for its lanes (readout_lanes.h): the slot
+  /// table (loki_slot_index(ring, FEN, group % 8) for ring ≤ 11 and FEN ≤ 23), the number of
+  /// calibration groups and the threshold.
+  struct LokiTables {
+    const LokiSlot* slots;
+    std::uint32_t calibration_groups;
+    std::int64_t threshold;
+  };
+  LokiTables loki_tables() const noexcept {
+    return LokiTables{loki_slots_.data(), calibration_.groups(), threshold_};
+  }
+
   /// The other instruments' formulas as values, like LokiFinish: each holds what its formula
   /// reads of the map (limits, resolution, the calibration's Lookup), so that the readout parser
   /// keeps them in registers over a packet.
@@ -206,18 +230,6 @@ class PixelMap {
   std::int64_t threshold_;
   std::uint32_t pixel_count_ = 0;
   ess::LogicalGeometry loki_grid_{1, 1};
-  // LoKI, per (ring, FEN, local group): the global group and the straw row of its unit 0, or
-  // why the readout has none (loki_prepare). 12 · 24 · 8 slots of 8 bytes.
-  struct LokiSlot {
-    std::uint32_t group;  // the global group, or kLokiNoRing / kLokiNoFen
-    std::uint32_t row;
-  };
-  static constexpr std::uint32_t kLokiNoFen = 0xFFFF'FFFEU;
-  static constexpr std::uint32_t kLokiNoRing = 0xFFFF'FFFFU;
-  static constexpr std::size_t loki_slot_index(std::uint32_t ring, std::uint32_t fen,
-                                               std::uint32_t group) noexcept {
-    return (std::size_t{ring} * (kMaxFen + 1U) + fen) * kLokiGroupsPerFen + group;
-  }
   std::vector<LokiSlot> loki_slots_;
 };
 

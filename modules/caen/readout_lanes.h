@@ -35,12 +35,15 @@ struct TimeRule {
   std::int64_t readout_delay_ns;
 };
 
-/// Eight readouts' outcomes; pulse, TOF and pixel are meaningful for kOk lanes only.
+/// Eight readouts' outcomes; pulse, TOF, pixel, clamp and source are meaningful for kOk lanes
+/// only, clamp for LoKI's lanes and source for BIFROST's.
 struct Out {
   std::uint64_t pulse_ns[kLanes];
   std::uint32_t tof_ns[kLanes];
   std::uint32_t pixel[kLanes];
   std::uint32_t status[kLanes];
+  std::uint32_t clamp[kLanes];   // Calibration::Clamp
+  std::uint32_t source[kLanes];  // MapResult::source
 };
 
 /// MIRACLES' formula (PixelMap::MiraclesMap) as the lanes take it. supports() says whether a
@@ -59,5 +62,24 @@ struct MiraclesLanes {
 /// Needs available() and MiraclesLanes::supports().
 void miracles(const std::uint8_t* blocks, const TimeRule& time, const MiraclesLanes& map,
               Out& out) noexcept;
+
+/// LoKI's formula (PixelMap::loki_prepare, Calibration::Lookup::unit_of, LokiFinish) as the
+/// lanes take it: the tables and the last part by value.
+struct LokiLanes {
+  PixelMap::LokiTables tables;
+  std::int32_t threshold;  // clamped to 32 bits: the same comparisons with a 19-bit sum
+  Calibration::Lookup units;
+  PixelMap::LokiFinish finish;
+  /// LoKI with at least one calibration group (a rejected lane reads group 0's table).
+  static bool supports(const PixelMap& map) noexcept {
+    return map.instrument() == Instrument::kLoki && map.loki_tables().calibration_groups > 0;
+  }
+  static LokiLanes of(const PixelMap& map) noexcept;
+};
+
+/// The eight readouts at blocks[0 .. 8·24) through the time rule and LoKI's formula. Needs
+/// available() and LokiLanes::supports().
+void loki(const std::uint8_t* blocks, const TimeRule& time, const LokiLanes& map,
+          Out& out) noexcept;
 
 }  // namespace efu::caen::lanes

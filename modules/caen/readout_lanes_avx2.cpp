@@ -51,16 +51,22 @@ EFU_AVX2 __m256i narrow(__m256i low_lanes, __m256i high_lanes) {
   return _mm256_inserti128_si256(a, _mm256_castsi256_si128(b), 1);
 }
 
-/// The 32-bit words 0..4 of eight 24-byte readouts from `blocks`, word w of readout i in lane i
+/// A 4-lane 64-bit mask (a compare of doubles) as four 32-bit lanes: each lane's low half.
+EFU_AVX2 __m128i mask_to_32(__m256d mask) {
+  const __m256i evens = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(mask), evens));
+}
+
+/// The 32-bit words 0..5 of eight 24-byte readouts from `blocks`, word w of readout i in lane i
 /// of word[w]. By loads and a transpose, not vpgatherdd: with the microcode against Gather Data
 /// Sampling (Downfall), which these Xeons run, a gather took half of the lanes' time.
 ///
 /// A 256-bit register holds 16 bytes of readout i in its low half and of readout i + 4 in its
 /// high half; four such (i = 0..3) are transposed as two 4 × 4 matrices of words at once
 /// (unpack 32, then 64 bits), which leaves word w of readouts 0..3 | 4..7 in one register.
-/// Words 0..3 come from each readout's bytes 0..15, word 4 from its bytes 8..23.
+/// Words 0..3 come from each readout's bytes 0..15, words 4 and 5 from its bytes 8..23.
 struct Words {
-  __m256i word[5];  // fibre|fen|length, time_high, time_low, flags|group|unused, A|B
+  __m256i word[6];  // fibre|fen|length, time_high, time_low, flags|group|unused, A|B, C|D
 };
 EFU_AVX2 __m256i pair(const std::uint8_t* blocks, int i, int offset) {
   const auto* low = reinterpret_cast<const __m128i*>(blocks + 24 * i + offset);
@@ -85,6 +91,7 @@ EFU_AVX2 Words load_words(const std::uint8_t* blocks) {
   __m256i tail[4];  // words 2..5
   transpose(pair(blocks, 0, 8), pair(blocks, 1, 8), pair(blocks, 2, 8), pair(blocks, 3, 8), tail);
   out.word[4] = tail[2];
+  out.word[5] = tail[3];
   return out;
 }
 
@@ -123,12 +130,12 @@ EFU_AVX2 Time4 time4(__m128i high, __m128i low, const TimeRule& rule) {
 struct Front {
   __m256i status;   // the status of the checks above where one failed, else kOk
   __m256i failed;   // the lanes one of them rejected
-  __m256i word[5];  // fibre|fen|length, time_high, time_low, flags|group|unused, A|B
+  __m256i word[6];  // as Words
 };
 EFU_AVX2 Front front(const std::uint8_t* blocks, const TimeRule& rule, Out& out) {
   Front f;
   const Words words = load_words(blocks);
-  for (int w = 0; w < 5; ++w) f.word[w] = words.word[w];
+  for (int w = 0; w < 6; ++w) f.word[w] = words.word[w];
   const __m256i byte = _mm256_set1_epi32(0xFF);
   const __m256i fiber = _mm256_and_si256(f.word[0], byte);
   const __m256i fen = _mm256_and_si256(_mm256_srli_epi32(f.word[0], 8), byte);
@@ -183,10 +190,8 @@ EFU_AVX2 __m128i tube_a4(__m128 p, __m256d h) {
   const __m128i i = _mm256_cvttpd_epi32(v);
   const __m256d up =
       _mm256_cmp_pd(_mm256_sub_pd(v, _mm256_cvtepi32_pd(i)), _mm256_set1_pd(0.5), _CMP_GE_OQ);
-  // The mask's 64-bit lanes → 32-bit: −1 where rounding up; i − (−1) = i + 1.
-  const __m128i up32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
-      _mm256_castpd_si256(up), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
-  return _mm_sub_epi32(i, up32);
+  // −1 where rounding up: i − (−1) = i + 1.
+  return _mm_sub_epi32(i, mask_to_32(up));
 }
 
 }  // namespace
@@ -261,6 +266,318 @@ MiraclesLanes MiraclesLanes::of(const PixelMap::MiraclesMap& map) noexcept {
   status = _mm256_blendv_epi8(status, f.status, f.failed);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.status), status);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.pixel), pixel);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.clamp), _mm256_setzero_si256());
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.source), _mm256_setzero_si256());
+}
+
+LokiLanes LokiLanes::of(const PixelMap& map) noexcept {
+  const PixelMap::LokiTables tables = map.loki_tables();
+  return LokiLanes{tables,
+                   static_cast<std::int32_t>(std::clamp<std::int64_t>(
+                       tables.threshold, std::numeric_limits<std::int32_t>::min(),
+                       std::numeric_limits<std::int32_t>::max())),
+                   map.unit_lookup(), map.loki_finish()};
+}
+
+namespace {
+
+/// The 16-bit halves of eight words as signed 32-bit lanes (LoKI's amplitudes are two's
+/// complement).
+EFU_AVX2 __m256i low_signed(__m256i w) { return _mm256_srai_epi32(_mm256_slli_epi32(w, 16), 16); }
+EFU_AVX2 __m256i high_signed(__m256i w) { return _mm256_srai_epi32(w, 16); }
+
+/// Where `mask`, -1; a compare's complement.
+EFU_AVX2 __m256i not_mask(__m256i mask) { return _mm256_xor_si256(mask, _mm256_set1_epi32(-1)); }
+
+// A table look-up per lane ends in scalars; the vectors are built from them with inserts
+// (lanes_u32, lanes_f64) rather than stored to an array and loaded as one vector, a load that
+// cannot take its bytes from eight smaller stores still in flight (no store forwarding) and
+// waits for them. `value(i)` is lane i's scalar.
+template <typename Value>
+EFU_AVX2 __m256i lanes_u32(Value value) {
+  return _mm256_setr_epi32(static_cast<int>(value(0)), static_cast<int>(value(1)),
+                           static_cast<int>(value(2)), static_cast<int>(value(3)),
+                           static_cast<int>(value(4)), static_cast<int>(value(5)),
+                           static_cast<int>(value(6)), static_cast<int>(value(7)));
+}
+/// Lanes first .. first + 3 of `value`, as doubles.
+template <typename Value>
+EFU_AVX2 __m256d lanes_f64(Value value, int first) {
+  return _mm256_setr_pd(value(first), value(first + 1), value(first + 2), value(first + 3));
+}
+
+/// Four lanes' lo ≤ v ≤ hi (ordered compares: false for a NaN).
+EFU_AVX2 __m256d between(__m256d v, __m256d lo, __m256d hi) {
+  return _mm256_and_pd(_mm256_cmp_pd(v, lo, _CMP_GE_OQ), _mm256_cmp_pd(v, hi, _CMP_LE_OQ));
+}
+
+/// Four lanes' 0 ≤ v ≤ 1 (false for a NaN).
+EFU_AVX2 __m256d inside_unit_range(__m256d v) {
+  return _mm256_and_pd(_mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_GE_OQ),
+                       _mm256_cmp_pd(v, _mm256_set1_pd(1.0), _CMP_LE_OQ));
+}
+
+/// Eight int32 numerators over eight int32 denominators, as doubles, into out[0..8).
+EFU_AVX2 void divide(__m256i num, __m256i den, double* out) {
+  _mm256_storeu_pd(out, _mm256_div_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(num)),
+                                      _mm256_cvtepi32_pd(_mm256_castsi256_si128(den))));
+  _mm256_storeu_pd(out + 4, _mm256_div_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(num, 1)),
+                                          _mm256_cvtepi32_pd(_mm256_extracti128_si256(den, 1))));
+}
+
+/// Calibration::Lookup::unit_of(group, ratio) for eight lanes: the unit, or −1 (also for a
+/// ratio outside [0, 1] or NaN). `ratio` is eight doubles in memory; `look` the lanes whose
+/// groups are below the calibration's: the others read group 0's bucket 0, so that no load
+/// leaves the tables, and their result is not used. The rule's steps, each table read a load
+/// per lane:
+///   k = min(floor(ratio · 64), 63); bucket (first, second) = the group's bucket k
+///   unit = ratio in first's interval ? first : (in second's ? second : −1)
+/// and for a bucket marked kScan (more than two units reach into it) scan_units(), per lane.
+EFU_AVX2 __m256i unit_lanes(const Calibration::Lookup& units, __m256i group, const double* ratio,
+                            __m256i look) {
+  const __m256d r0 = _mm256_loadu_pd(ratio);
+  const __m256d r1 = _mm256_loadu_pd(ratio + 4);
+  const __m256i in_range =
+      _mm256_set_m128i(mask_to_32(inside_unit_range(r1)), mask_to_32(inside_unit_range(r0)));
+  const __m256d scale = _mm256_set1_pd(Calibration::Lookup::kTableBuckets);
+  const __m256i k =
+      _mm256_min_epi32(_mm256_set_m128i(_mm256_cvttpd_epi32(_mm256_mul_pd(r1, scale)),
+                                        _mm256_cvttpd_epi32(_mm256_mul_pd(r0, scale))),
+                       _mm256_set1_epi32(static_cast<int>(Calibration::Lookup::kTableBuckets - 1)));
+  const __m256i use = _mm256_and_si256(look, in_range);
+  alignas(32) std::uint32_t lane_group[kLanes], lane_k[kLanes];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lane_group), _mm256_and_si256(use, group));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lane_k), _mm256_and_si256(use, k));
+  struct Candidates {  // a lane's bucket: its two units and their interval ends
+    std::int32_t first, second;
+    double min_first, max_first, min_second, max_second;
+  };
+  Candidates c[kLanes];
+  std::uint32_t scan = 0;  // lanes whose bucket says "test every interval"
+  const double* ends_min = units.min();
+  const double* ends_max = units.max();
+  for (std::uint32_t i = 0; i < kLanes; ++i) {
+    const auto bucket = units.bucket(lane_group[i], lane_k[i]);
+    const bool scan_lane = bucket.first == Calibration::Lookup::kScan;
+    scan |= static_cast<std::uint32_t>(scan_lane) << i;
+    const std::uint32_t u1 = scan_lane ? 0U : bucket.first;
+    const std::size_t e1 = units.ends(lane_group[i], u1);
+    const std::size_t e2 = units.ends(lane_group[i], bucket.second);
+    c[i] = Candidates{static_cast<std::int32_t>(u1),
+                      bucket.second,
+                      ends_min[e1],
+                      ends_max[e1],
+                      ends_min[e2],
+                      ends_max[e2]};
+  }
+  const __m256i hit_first =
+      _mm256_set_m128i(mask_to_32(between(r1, lanes_f64([&](int i) { return c[i].min_first; }, 4),
+                                          lanes_f64([&](int i) { return c[i].max_first; }, 4))),
+                       mask_to_32(between(r0, lanes_f64([&](int i) { return c[i].min_first; }, 0),
+                                          lanes_f64([&](int i) { return c[i].max_first; }, 0))));
+  const __m256i hit_second =
+      _mm256_set_m128i(mask_to_32(between(r1, lanes_f64([&](int i) { return c[i].min_second; }, 4),
+                                          lanes_f64([&](int i) { return c[i].max_second; }, 4))),
+                       mask_to_32(between(r0, lanes_f64([&](int i) { return c[i].min_second; }, 0),
+                                          lanes_f64([&](int i) { return c[i].max_second; }, 0))));
+  const __m256i none = _mm256_set1_epi32(-1);
+  __m256i unit = _mm256_blendv_epi8(
+      _mm256_blendv_epi8(none, lanes_u32([&](int i) { return c[i].second; }), hit_second),
+      lanes_u32([&](int i) { return c[i].first; }), hit_first);
+  unit = _mm256_blendv_epi8(none, unit, in_range);
+  scan &= static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(use)));
+  if (scan == 0) [[likely]]
+    return unit;
+  alignas(32) std::int32_t lane_unit[kLanes];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lane_unit), unit);
+  while (scan != 0) {  // the rare bucket of more than two units
+    const int i = __builtin_ctz(scan);
+    scan &= scan - 1;
+    lane_unit[i] = units.scan_units(lane_group[i], ratio[i]);
+  }
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(lane_unit));
+}
+
+/// LokiFinish for lanes first .. first + 3 (u: each lane's unit calibration):
+/// Calibration::correct's cubic and clamp, then
+///   x = round_non_negative(corrected · (Resolution − 1))   (corrected in [0, 1]: x ≤ 65535)
+/// The coefficients are within ±10^6 (the calibration file's rule) and pos in [0, 1] on a good
+/// lane, so the cubic is finite: never the NaN whose conversion would differ from the scalar's.
+/// Writes the clamps (low 1, high 2) and returns x as four 32-bit lanes.
+struct Finish4 {
+  __m128i x;
+  __m128i clamp;
+};
+EFU_AVX2 Finish4 finish4(const double* pos, const UnitCalibration* const* u, int first,
+                         double x_scale) {
+  const __m256d p = _mm256_loadu_pd(pos + first);
+  const __m256d ca = lanes_f64([&](int i) { return u[i]->a; }, first);
+  const __m256d cb = lanes_f64([&](int i) { return u[i]->b; }, first);
+  const __m256d cc = lanes_f64([&](int i) { return u[i]->c; }, first);
+  const __m256d cd = lanes_f64([&](int i) { return u[i]->d; }, first);
+  // delta = a + pos·(b + pos·(c + pos·d)); corrected = pos − delta
+  const __m256d inner = _mm256_add_pd(cc, _mm256_mul_pd(p, cd));
+  const __m256d middle = _mm256_add_pd(cb, _mm256_mul_pd(p, inner));
+  const __m256d delta = _mm256_add_pd(ca, _mm256_mul_pd(p, middle));
+  const __m256d corrected = _mm256_sub_pd(p, delta);
+  // low ? 0.0 : (high ? 1.0 : corrected), with low = corrected < 0, high = corrected > 1
+  const __m256d low = _mm256_cmp_pd(corrected, _mm256_setzero_pd(), _CMP_LT_OQ);
+  const __m256d high = _mm256_cmp_pd(corrected, _mm256_set1_pd(1.0), _CMP_GT_OQ);
+  const __m256d clamped = _mm256_blendv_pd(_mm256_blendv_pd(corrected, _mm256_set1_pd(1.0), high),
+                                           _mm256_setzero_pd(), low);
+  const __m256d v = _mm256_mul_pd(clamped, _mm256_set1_pd(x_scale));
+  const __m128i i = _mm256_cvttpd_epi32(v);
+  const __m256d up =
+      _mm256_cmp_pd(_mm256_sub_pd(v, _mm256_cvtepi32_pd(i)), _mm256_set1_pd(0.5), _CMP_GE_OQ);
+  // clamp = low | high << 1; the masks are −1: (−low) | (−high << 1)
+  const __m128i clamp =
+      _mm_or_si128(_mm_sub_epi32(_mm_setzero_si128(), mask_to_32(low)),
+                   _mm_slli_epi32(_mm_sub_epi32(_mm_setzero_si128(), mask_to_32(high)), 1));
+  return Finish4{_mm_sub_epi32(i, mask_to_32(up)), clamp};
+}
+
+/// LoKI's step 1 (see loki()): the checks after the slot's, as a status per lane (kOk where
+/// all pass), the slot indices and the two ratios.
+struct LokiPrepared {
+  __m256i status;
+  alignas(32) std::uint32_t slot_index[kLanes];
+  alignas(32) double pos[kLanes];
+  alignas(32) double straw_ratio[kLanes];
+};
+EFU_AVX2 LokiPrepared loki_prepare(const Front& f, const LokiLanes& map) {
+  const __m256i byte = _mm256_set1_epi32(0xFF);
+  const __m256i fiber = _mm256_and_si256(f.word[0], byte);
+  const __m256i fen = _mm256_and_si256(_mm256_srli_epi32(f.word[0], 8), byte);
+  const __m256i group = _mm256_and_si256(_mm256_srli_epi32(f.word[3], 8), byte);
+  const __m256i a = low_signed(f.word[4]);
+  const __m256i b = high_signed(f.word[4]);
+  const __m256i c = low_signed(f.word[5]);
+  const __m256i d = high_signed(f.word[5]);
+  const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_add_epi32(c, d));
+  const __m256i position = _mm256_add_epi32(a, b);
+  const __m256i straw = _mm256_add_epi32(b, d);
+
+  // loki_prepare's checks after the slot's, from the last to the first:
+  //   inside = sum > 0 ? (0 ≤ position ≤ sum) : (sum ≤ position ≤ 0)
+  const __m256i zero = _mm256_setzero_si256();
+  LokiPrepared p;
+  const __m256i inside_up = not_mask(
+      _mm256_or_si256(_mm256_cmpgt_epi32(zero, position), _mm256_cmpgt_epi32(position, sum)));
+  const __m256i inside_down = not_mask(
+      _mm256_or_si256(_mm256_cmpgt_epi32(position, zero), _mm256_cmpgt_epi32(sum, position)));
+  const __m256i inside = _mm256_blendv_epi8(inside_down, inside_up, _mm256_cmpgt_epi32(sum, zero));
+  __m256i status = zero;
+  status = fail_where(status, not_mask(inside), error_code(ReadoutError::kPosition));
+  status = fail_where(status, _mm256_cmpgt_epi32(_mm256_set1_epi32(map.threshold), sum),
+                      error_code(ReadoutError::kAmplitudeLow));
+  status =
+      fail_where(status, _mm256_cmpeq_epi32(sum, zero), error_code(ReadoutError::kAmplitudeZero));
+  status = fail_where(status, _mm256_cmpgt_epi32(group, _mm256_set1_epi32(kLokiGroupsPerFen - 1)),
+                      error_code(ReadoutError::kGroup));
+  // slot = (ring · 24 + FEN) · 8 + group % 8, ring = fibre / 2
+  const __m256i slot = _mm256_andnot_si256(
+      f.failed,
+      _mm256_add_epi32(
+          _mm256_slli_epi32(_mm256_add_epi32(_mm256_mullo_epi32(_mm256_srli_epi32(fiber, 1),
+                                                                _mm256_set1_epi32(kMaxFen + 1)),
+                                             fen),
+                            3),
+          _mm256_and_si256(group, _mm256_set1_epi32(kLokiGroupsPerFen - 1))));
+
+  _mm256_store_si256(reinterpret_cast<__m256i*>(p.slot_index), slot);
+  divide(position, sum, p.pos);
+  divide(straw, sum, p.straw_ratio);
+  p.status = status;
+  return p;
+}
+
+/// LoKI's step 3 (see loki()): the cubic, clamp, rounding and pixel, pixel = 1 + x +
+/// Resolution·y where (x, y) is on the grid, else 0 (x ≤ 65535 and y below 2^31: the signed
+/// compares are the unsigned ones). Writes pixel, clamp, source and status (pixel where a good
+/// lane is off the grid).
+EFU_AVX2 void loki_finish(const LokiLanes& map, const double* pos, const UnitCalibration* const* u,
+                          __m256i y, __m256i outcome, __m256i good, Out& out) {
+  const Finish4 f0 = finish4(pos, u, 0, map.finish.x_scale);
+  const Finish4 f1 = finish4(pos, u, 4, map.finish.x_scale);
+  const __m256i x = _mm256_set_m128i(f1.x, f0.x);
+  const __m256i nx = _mm256_set1_epi32(static_cast<int>(map.finish.grid.nx));
+  const __m256i on_grid = _mm256_and_si256(
+      _mm256_cmpgt_epi32(nx, x),
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(map.finish.grid.ny)), y));
+  const __m256i pixel = _mm256_and_si256(
+      on_grid,
+      _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(1)), _mm256_mullo_epi32(nx, y)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.pixel), pixel);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.clamp), _mm256_set_m128i(f1.clamp, f0.clamp));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.source), _mm256_setzero_si256());
+  const __m256i off_grid =
+      _mm256_and_si256(good, _mm256_cmpeq_epi32(pixel, _mm256_setzero_si256()));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.status),
+                      fail_where(outcome, off_grid, error_code(ReadoutError::kPixel)));
+}
+
+}  // namespace
+
+// LoKI (pixel_map.h), in three steps over the eight lanes:
+//  1. vector: the front's checks; the amplitudes (signed), the group check, the sums' and the
+//     position's checks, the two divisions pos = (A + B) / sum and straw = (B + D) / sum, and
+//     each lane's slot index (0 where the front failed: its fibre or FEN may be past the table);
+//  2. the look-ups, a load per lane each, with vector steps between them: the slot (global group
+//     and row), the straw's bucket and its two units' interval ends, the unit chosen as
+//     Calibration::Lookup::unit_of does, and the unit's polynomial; the outcome in the scalar
+//     order (front, ring, FEN, group and sums, calibration group, outside_interval);
+//  3. vector: LokiFinish's cubic, clamp, rounding and pixel; pixel 0 → pixel.
+[[gnu::target("avx2")]] void loki(const std::uint8_t* blocks, const TimeRule& time,
+                                  const LokiLanes& map, Out& out) noexcept {
+  const Front f = front(blocks, time, out);
+  const LokiPrepared p = loki_prepare(f, map);
+  const __m256i status = p.status;
+  const __m256i zero = _mm256_setzero_si256();
+
+  // 2. The table look-ups, each a plain load per lane between vector steps (no gathers: see
+  //    load_words), every index 0 on a lane already rejected, so that none reads outside its
+  //    table.
+  //    a. The slot: the global group (or no ring / no FEN) and the row.
+  PixelMap::LokiSlot slot[kLanes];
+  for (std::uint32_t i = 0; i < kLanes; ++i) slot[i] = map.tables.slots[p.slot_index[i]];
+  const __m256i g = lanes_u32([&](int i) { return slot[i].group; });
+  const __m256i no_ring = _mm256_cmpeq_epi32(g, _mm256_set1_epi32(-1));  // kLokiNoRing
+  const __m256i no_fen = _mm256_cmpeq_epi32(g, _mm256_set1_epi32(-2));   // kLokiNoFen
+  // g ≥ calibration groups, unsigned: max(g, groups) == g
+  const __m256i groups = _mm256_set1_epi32(static_cast<int>(map.tables.calibration_groups));
+  const __m256i no_calibration = _mm256_cmpeq_epi32(_mm256_max_epu32(g, groups), g);
+  //    b. The straw: Calibration::Lookup::unit_of(g, straw), on the lanes not yet rejected.
+  const __m256i rejected =
+      _mm256_or_si256(_mm256_or_si256(f.failed, _mm256_or_si256(no_ring, no_fen)),
+                      _mm256_or_si256(not_mask(_mm256_cmpeq_epi32(status, zero)), no_calibration));
+  const __m256i unit = unit_lanes(map.units, g, p.straw_ratio, not_mask(rejected));
+
+  //    c. The outcome in the scalar order: front, ring, FEN, group and sums, calibration group,
+  //       outside_interval (pixel follows in 3).
+  __m256i outcome =
+      fail_where(zero, _mm256_cmpgt_epi32(zero, unit), error_code(ReadoutError::kOutsideInterval));
+  outcome = fail_where(outcome, no_calibration, error_code(ReadoutError::kCalibrationGroup));
+  outcome = _mm256_blendv_epi8(outcome, status, not_mask(_mm256_cmpeq_epi32(status, zero)));
+  outcome = fail_where(outcome, no_fen, error_code(ReadoutError::kFen));
+  outcome = fail_where(outcome, no_ring, error_code(ReadoutError::kRing));
+  outcome = _mm256_blendv_epi8(outcome, f.status, f.failed);
+  const __m256i good = _mm256_cmpeq_epi32(outcome, zero);
+
+  //    d. The unit's polynomial (index 0 on a rejected lane).
+  alignas(32) std::uint32_t unit_index[kLanes];
+  _mm256_store_si256(
+      reinterpret_cast<__m256i*>(unit_index),
+      _mm256_and_si256(
+          good, _mm256_add_epi32(_mm256_mullo_epi32(
+                                     g, _mm256_set1_epi32(static_cast<int>(map.finish.group_size))),
+                                 unit)));
+  const UnitCalibration* u[kLanes];
+  for (std::uint32_t i = 0; i < kLanes; ++i) u[i] = &map.finish.units[unit_index[i]];
+  const __m256i y =
+      _mm256_add_epi32(lanes_u32([&](int i) { return slot[i].row; }), _mm256_and_si256(good, unit));
+
+  // 3. The cubic, clamp, rounding and pixel.
+  loki_finish(map, p.pos, u, y, outcome, good, out);
 }
 
 #undef EFU_AVX2
@@ -272,6 +589,10 @@ MiraclesLanes MiraclesLanes::of(const PixelMap::MiraclesMap& map) noexcept {
   return MiraclesLanes{0, map.half, 0, 0};
 }
 void miracles(const std::uint8_t*, const TimeRule&, const MiraclesLanes&, Out&) noexcept {}
+LokiLanes LokiLanes::of(const PixelMap& map) noexcept {
+  return LokiLanes{map.loki_tables(), 0, map.unit_lookup(), map.loki_finish()};
+}
+void loki(const std::uint8_t*, const TimeRule&, const LokiLanes&, Out&) noexcept {}
 
 #endif
 

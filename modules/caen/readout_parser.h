@@ -98,14 +98,24 @@ class ReadoutParser {
         clamp_low_(counters.counter("calibration.clamp_low")),
         clamp_high_(counters.counter("calibration.clamp_high")),
         errors_(counters, "readouts.errors.", kReadoutErrorNames) {
-    const PixelMap::MiraclesMap miracles = pixels.miracles();
-    miracles_lanes_ = settings.lanes && pixels.instrument() == Instrument::kMiracles &&
-                      lanes::MiraclesLanes::supports(miracles) && lanes::available();
-    if (miracles_lanes_) miracles_ = lanes::MiraclesLanes::of(miracles);
+    if (!settings.lanes || !lanes::available()) return;
+    switch (pixels.instrument()) {
+      case Instrument::kLoki:
+        lanes_ = lanes::LokiLanes::supports(pixels);
+        if (lanes_) loki_lanes_ = lanes::LokiLanes::of(pixels);
+        break;
+      case Instrument::kMiracles:
+        lanes_ = lanes::MiraclesLanes::supports(pixels.miracles());
+        if (lanes_) miracles_lanes_ = lanes::MiraclesLanes::of(pixels.miracles());
+        break;
+      case Instrument::kBifrost:
+      case Instrument::kCspec:
+        break;
+    }
   }
 
   /// Whether parse() takes this instrument's readouts eight at a time (ReadoutSettings::lanes).
-  bool uses_lanes() const noexcept { return miracles_lanes_; }
+  bool uses_lanes() const noexcept { return lanes_; }
 
   /// Parses the bytes after the header; per good readout `on_event(pulse_ns, tof_ns, pixel,
   /// source)` with the event's source index (MapResult::source), or `on_event(pulse_ns, tof_ns,
@@ -119,13 +129,28 @@ class ReadoutParser {
              OnEvent&& on_event) noexcept {
     switch (pixels_.instrument()) {
       case Instrument::kLoki:
+        if (lanes_) {
+          return parse_lanes(
+              data, size, header, on_event,
+              [this](const std::uint8_t* first, const lanes::TimeRule& rule, lanes::Out& out) {
+                lanes::loki(first, rule, loki_lanes_, out);
+              },
+              [this](const CaenReadout& r) { return pixels_.map_loki(r); });
+        }
         return parse_loki(data, size, header, on_event);
       case Instrument::kBifrost:
         return parse_with(data, size, header, on_event, pixels_.bifrost());
       case Instrument::kCspec:
         return parse_with(data, size, header, on_event, pixels_.cspec());
       case Instrument::kMiracles:
-        if (miracles_lanes_) return parse_miracles_lanes(data, size, header, on_event);
+        if (lanes_) {
+          return parse_lanes(
+              data, size, header, on_event,
+              [this](const std::uint8_t* first, const lanes::TimeRule& rule, lanes::Out& out) {
+                lanes::miracles(first, rule, miracles_lanes_, out);
+              },
+              pixels_.miracles());
+        }
         return parse_with(data, size, header, on_event, pixels_.miracles());
     }
   }
@@ -207,31 +232,29 @@ class ReadoutParser {
     tally.add_to(events_, clamp_low_, clamp_high_);
   }
 
-  /// MIRACLES' parse_with() eight readouts at a time (readout_lanes.h): each whole eight
-  /// through lanes::miracles(), the blocks after the last one through the scalar walk. The lanes
-  /// make the same checks in the same order, so the same events and counts
-  /// (fast_path_test.cpp).
-  template <typename OnEvent>
-  [[gnu::flatten]] void parse_miracles_lanes(const std::uint8_t* data, std::uint32_t size,
-                                             const ess::PacketHeader& header,
-                                             OnEvent& on_event) noexcept {
+  /// parse_with() eight readouts at a time (readout_lanes.h): each whole eight through
+  /// `on_lanes(first, rule, out)`, the instrument's lanes, and the blocks after the last eight
+  /// through `map`, its scalar formula. The lanes make the same checks in the same order, so
+  /// the same events and counts (fast_path_test.cpp).
+  template <typename OnEvent, typename OnLanes, typename Map>
+  [[gnu::flatten]] void parse_lanes(const std::uint8_t* data, std::uint32_t size,
+                                    const ess::PacketHeader& header, OnEvent& on_event,
+                                    OnLanes on_lanes, Map map) noexcept {
     PacketTally tally;
     const lanes::TimeRule rule{header.pulse_time_ns, header.prev_pulse_time_ns,
                                settings_.max_tof_ns, settings_.readout_delay_ns};
-    const lanes::MiraclesLanes map = miracles_;
-    const PixelMap::MiraclesMap scalar = pixels_.miracles();
     lanes::Out out;
     blocks_.walk_lanes(
         data, size, lanes::kLanes,
         [&](const std::uint8_t* first) {
-          lanes::miracles(first, rule, map, out);
+          on_lanes(first, rule, out);
           return emit_lanes(out, tally, on_event);
         },
         [&](const ess::ReadoutBlock& block) {
           const CaenReadout r = read_readout(block.data);
           ess::Tof tof;
           if (!timed(r, header, tof)) return;
-          tally.emit(on_event, tof.pulse_ns, static_cast<std::uint32_t>(tof.tof_ns), scalar(r),
+          tally.emit(on_event, tof.pulse_ns, static_cast<std::uint32_t>(tof.tof_ns), map(r),
                      errors_);
         });
     tally.add_to(events_, clamp_low_, clamp_high_);
@@ -245,7 +268,8 @@ class ReadoutParser {
     for (std::uint32_t i = 0; i < lanes::kLanes; ++i) {
       const std::uint32_t status = out.status[i];
       if (status == lanes::kOk) [[likely]] {
-        tally.event(on_event, out.pulse_ns[i], out.tof_ns[i], out.pixel[i], 0);
+        tally.clamped += PacketTally::kClampStep[out.clamp[i]];
+        tally.event(on_event, out.pulse_ns[i], out.tof_ns[i], out.pixel[i], out.source[i]);
       } else if (status == lanes::kBadLength) {
         ++bad_length;
       } else {
@@ -327,8 +351,9 @@ class ReadoutParser {
   Counter& clamp_high_;
   Errors errors_;
   LokiBatch loki_batch_;
-  bool miracles_lanes_ = false;
-  lanes::MiraclesLanes miracles_{};
+  bool lanes_ = false;  // uses_lanes(): the lanes of the instrument below
+  lanes::LokiLanes loki_lanes_{};
+  lanes::MiraclesLanes miracles_lanes_{};
 };
 
 }  // namespace efu::caen

@@ -121,12 +121,13 @@ constexpr std::uint64_t kMaxTofNs = 1'000'000'000;  // test::kLokiConfig's MaxTO
 
 /// A LoKI calibration for test::kLokiConfig's 48 groups whose polynomials differ per group and
 /// unit and push some positions past both ends (clamps of either kind).
-std::string varied_calibration() {
-  std::string s = R"({"Calibration": {"instrument": "loki", "groups": 48, "groupsize": 7,
-    "Parameters": [)";
-  for (int g = 0; g < 48; ++g) {
+/// `intervals`: every group's; `groups` below 48 leaves the last groups uncalibrated.
+std::string varied_calibration(const char* intervals = test::kLokiIntervals, int groups = 48) {
+  std::string s = R"({"Calibration": {"instrument": "loki", "groups": )" + std::to_string(groups) +
+                  R"(, "groupsize": 7, "Parameters": [)";
+  for (int g = 0; g < groups; ++g) {
     s += std::string(g ? ", " : "") + R"({"groupindex": )" + std::to_string(g) +
-         R"(, "intervals": )" + test::kLokiIntervals + R"(, "polynomials": [)";
+         R"(, "intervals": )" + intervals + R"(, "polynomials": [)";
     for (int u = 0; u < 7; ++u) {
       const double a = 0.01 * ((g + u) % 7 - 3);  // −0.03 .. 0.03
       const double b = 0.02 * ((g * 3 + u) % 5 - 2);
@@ -262,6 +263,15 @@ ess::PacketHeader packet_header() {
   return header;
 }
 
+/// A parser of `pixels` with or without the lanes (ReadoutSettings::lanes); with AVX2 it must
+/// take them when asked to (else a test would compare the scalar walk twice).
+ReadoutParser parser_with(CounterRegistry& counters, const PixelMap& pixels,
+                          std::uint64_t max_tof_ns, bool lanes) {
+  ReadoutParser parser(counters, pixels, ReadoutSettings{max_tof_ns, 0, lanes});
+  EXPECT_EQ(parser.uses_lanes(), lanes && lanes::available());
+  return parser;
+}
+
 /// The events `parser` forms from one packet of `readouts` with packet_header()'s pulses.
 std::vector<test::Event> parse_events(ReadoutParser& parser,
                                       const std::vector<CaenReadout>& readouts) {
@@ -310,44 +320,99 @@ void expect_accounting(const CounterRegistry& counters,
   }
 }
 
+/// What the formula said of the readouts so far: the current packet's events, and over the run
+/// the events, clamps and rejections (a block's wrong data_length as "length").
+struct Expected {
+  std::vector<Outcome> packet;
+  std::map<std::string, std::uint64_t> rejected;
+  std::uint64_t events = 0, low = 0, high = 0, readouts = 0;
+
+  void add(const Outcome& o) {
+    ++readouts;
+    if (!o.event) {
+      ++rejected[o.rejected];
+      return;
+    }
+    packet.push_back(o);
+    ++events;
+    low += o.clamp == 1;
+    high += o.clamp == 2;
+  }
+  /// The packet's events from `parser` are the formula's; then the next packet.
+  void expect_packet(ReadoutParser& parser, const std::vector<CaenReadout>& readouts_in,
+                     const std::string& where) {
+    expect_events(parse_events(parser, readouts_in), packet, where);
+    packet.clear();
+  }
+  /// expect_accounting() with the wrong data_lengths (some expected) apart.
+  void expect_counts(const CounterRegistry& counters, std::int64_t threshold,
+                     std::initializer_list<const char*> reached) {
+    const std::uint64_t bad_length = rejected["length"];
+    rejected.erase("length");
+    EXPECT_GT(bad_length, 0U);
+    expect_accounting(counters, rejected, events, readouts, threshold, reached, bad_length);
+  }
+};
+
+// Four units within the first of the 64 buckets: its straws need scan_units(), the rest the
+// table (Calibration::Lookup).
+constexpr const char* kCrowdedLokiIntervals =
+    "[[0.0, 0.003], [0.004, 0.007], [0.008, 0.011], [0.012, 0.3], [0.31, 0.6], [0.61, 0.9], "
+    "[0.91, 1.0]]";
+
+// LoKI's batched scalar parser and its eight lanes (readout_lanes.h), each against the formula
+// one readout at a time, with the calibration's intervals as usual, crowded into one bucket, and
+// with groups left uncalibrated; blocks with a wrong data_length among the readouts. With AVX2 the
+// lanes must be taken when asked for (else this would test the scalar parser twice).
 TEST(LokiBatch, EventsAndCountsEqualTheFormulaReadoutByReadout) {
   const CaenConfig config = CaenConfig::from_text(test::kLokiConfig, "loki.json");
-  const Calibration cal = Calibration::from_text(varied_calibration(), "cal.json", "loki");
-  for (const std::int64_t threshold : {std::int64_t{0}, std::int64_t{3000}}) {
-    const PixelMap pixels(config, cal, threshold);
-    CounterRegistry counters;
-    ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0});
-    std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 17);
-    std::map<std::string, std::uint64_t> want_rejected;
-    std::uint64_t want_events = 0, want_low = 0, want_high = 0, readouts = 0;
-    // Packet sizes around the batch size (64): empty, inside one batch, exactly one or two
-    // batches, one past, and a full 8972-byte packet's 372.
-    for (const std::size_t n : {0, 1, 63, 64, 65, 127, 128, 129, 200, 372, 372, 372, 372, 372}) {
-      std::vector<CaenReadout> readouts_in(n);
-      std::vector<Outcome> want;
-      for (CaenReadout& r : readouts_in) {
-        r = random_readout(rng);
-        const Outcome o = loki_by_the_formula(config, cal, threshold, r);
-        if (o.event) {
-          want.push_back(o);
-          ++want_events;
-          want_low += o.clamp == 1;
-          want_high += o.clamp == 2;
-        } else {
-          ++want_rejected[o.rejected];
+  struct Variant {
+    const char* intervals;
+    int groups;
+  };
+  for (const Variant v : {Variant{test::kLokiIntervals, 48}, Variant{kCrowdedLokiIntervals, 48},
+                          Variant{test::kLokiIntervals, 40}}) {
+    const Calibration cal =
+        Calibration::from_text(varied_calibration(v.intervals, v.groups), "cal.json", "loki");
+    for (const bool lanes : {true, false}) {
+      for (const std::int64_t threshold : {std::int64_t{0}, std::int64_t{3000}}) {
+        const PixelMap pixels(config, cal, threshold);
+        CounterRegistry counters;
+        ReadoutParser parser = parser_with(counters, pixels, config.max_tof_ns, lanes);
+        std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 17);
+        Expected want;
+        // Packet sizes around the batch size (64) and the lanes (8): empty, inside one batch,
+        // exactly one or two batches, one past, and a full 8972-byte packet's 372.
+        for (const std::size_t n :
+             {0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 200, 372, 372, 372, 372, 372}) {
+          std::vector<CaenReadout> readouts_in(n);
+          for (CaenReadout& r : readouts_in) {
+            r = random_readout(rng);
+            if (rng() % 50 == 0) r.data_length = static_cast<std::uint16_t>(rng() % 48);
+            Outcome o;
+            if (r.data_length != kReadoutSize) {
+              o.rejected = "length";  // the block walker's
+            } else {
+              o = loki_by_the_formula(config, cal, threshold, r);
+            }
+            want.add(o);
+          }
+          want.expect_packet(parser, readouts_in,
+                             "a packet of " + std::to_string(n) + (lanes ? ", lanes" : ""));
+          if (HasFatalFailure()) return;
+        }
+        EXPECT_EQ(counters.value("calibration.clamp_low"), want.low);
+        EXPECT_EQ(counters.value("calibration.clamp_high"), want.high);
+        EXPECT_GT(want.low, 0U);  // the random readouts did reach both clamps
+        EXPECT_GT(want.high, 0U);
+        want.expect_counts(counters, threshold,
+                           {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large",
+                            "ring", "group", "amplitude_zero", "position", "outside_interval"});
+        if (v.groups < 48) {
+          EXPECT_GT(want.rejected["calibration_group"], 0U);
         }
       }
-      readouts += n;
-      expect_events(parse_events(parser, readouts_in), want, "a packet of " + std::to_string(n));
-      if (HasFatalFailure()) return;
     }
-    EXPECT_EQ(counters.value("calibration.clamp_low"), want_low);
-    EXPECT_EQ(counters.value("calibration.clamp_high"), want_high);
-    EXPECT_GT(want_low, 0U);  // the random readouts did reach both clamps
-    EXPECT_GT(want_high, 0U);
-    expect_accounting(counters, want_rejected, want_events, readouts, threshold,
-                      {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring",
-                       "group", "amplitude_zero", "position", "outside_interval"});
   }
 }
 
@@ -562,39 +627,25 @@ TEST(MiraclesLanes, EventsAndCountsEqualTheFormulaReadoutByReadout) {
     for (const std::int64_t threshold : {std::int64_t{0}, std::int64_t{3000}}) {
       const PixelMap pixels(config, cal, threshold);
       CounterRegistry counters;
-      ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0, lanes});
-      ASSERT_EQ(parser.uses_lanes(), lanes && lanes::available());
+      ReadoutParser parser = parser_with(counters, pixels, config.max_tof_ns, lanes);
       std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 41);
-      std::map<std::string, std::uint64_t> want_rejected;
-      std::uint64_t want_events = 0, readouts = 0;
+      Expected want;
       for (const std::size_t n : {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 200, 372, 372, 372}) {
         std::vector<CaenReadout> readouts_in(n);
-        std::vector<Outcome> want;
         for (CaenReadout& r : readouts_in) {
           r = random_readout(rng);
           r.group = static_cast<std::uint8_t>(rng() % 30 == 0 ? rng() % 256 : rng() % 12);
           if (rng() % 50 == 0) r.data_length = static_cast<std::uint16_t>(rng() % 48);
           if (rng() % 3 == 0) r.a = static_cast<std::uint16_t>(r.b + rng() % 3);  // near ties
-          const Outcome o = miracles_outcome(config, threshold, r);
-          if (o.event) {
-            want.push_back(o);
-            ++want_events;
-          } else {
-            ++want_rejected[o.rejected];
-          }
+          want.add(miracles_outcome(config, threshold, r));
         }
-        readouts += n;
-        expect_events(parse_events(parser, readouts_in), want,
-                      "a packet of " + std::to_string(n) + (lanes ? ", lanes" : ""));
+        want.expect_packet(parser, readouts_in,
+                           "a packet of " + std::to_string(n) + (lanes ? ", lanes" : ""));
         if (HasFatalFailure()) return;
       }
-      const std::uint64_t bad_length = want_rejected["length"];
-      want_rejected.erase("length");
-      EXPECT_GT(bad_length, 0U);
-      expect_accounting(counters, want_rejected, want_events, readouts, threshold,
-                        {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring",
-                         "amplitude_zero", "amplitude_high", "pixel"},
-                        bad_length);
+      want.expect_counts(counters, threshold,
+                         {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring",
+                          "amplitude_zero", "amplitude_high", "pixel"});
     }
   }
 }
