@@ -1,5 +1,5 @@
-// Eight CAEN readouts at a time with AVX2: every check of the readout parser and an
-// instrument's formula done on eight lanes at once, the outcome of each lane written out for
+// Eight CAEN readouts at a time with AVX2 (LoKI, BIFROST, MIRACLES): every check of the readout
+// parser and an instrument's formula done on eight lanes at once, the outcome of each lane written out for
 // the parser to count and hand on (readout_parser.h, parse_lanes). The scalar walk (parse_with)
 // remains for a CPU without AVX2, for the blocks after the last whole eight, and as the rule the
 // lanes are tested against (fast_path_test.cpp): the same events and the same counts, bit for
@@ -62,6 +62,25 @@ struct MiraclesLanes {
 /// Needs available() and MiraclesLanes::supports().
 void miracles(const std::uint8_t* blocks, const TimeRule& time, const MiraclesLanes& map,
               Out& out) noexcept;
+
+/// BIFROST's formula (PixelMap::BifrostMap) as the lanes take it: the limits clamped to 32 bits
+/// (the same comparisons with a 17-bit sum) and the calibration's look-up.
+struct BifrostLanes {
+  std::int32_t max_ring, max_fen, max_group;
+  std::uint32_t resolution;
+  std::uint32_t groups;  // calibration groups
+  std::int32_t max_amplitude;
+  std::int32_t threshold;
+  Calibration::Lookup calibration;
+  /// At least one calibration group (a rejected lane reads group 0's table).
+  static bool supports(const PixelMap::BifrostMap& map) noexcept { return map.groups > 0; }
+  static BifrostLanes of(const PixelMap::BifrostMap& map) noexcept;
+};
+
+/// The eight readouts at blocks[0 .. 8·24) through the time rule and BIFROST's formula, each
+/// event's source its triplet. Needs available() and BifrostLanes::supports().
+void bifrost(const std::uint8_t* blocks, const TimeRule& time, const BifrostLanes& map,
+             Out& out) noexcept;
 
 /// LoKI's formula (PixelMap::loki_prepare, Calibration::Lookup::unit_of, LokiFinish) as the
 /// lanes take it: the tables and the last part by value.

@@ -37,6 +37,19 @@ EFU_AVX2 __m256i fail_where(__m256i status, __m256i mask, std::uint32_t code) {
   return _mm256_blendv_epi8(status, _mm256_set1_epi32(static_cast<int>(code)), mask);
 }
 
+/// PixelMap::SumLimits::check with check_high, applied over `status` (the checks after it):
+/// the sum 0 → amplitude_zero, above `max_amplitude` → amplitude_high, below `threshold` →
+/// amplitude_low, the first of these winning.
+EFU_AVX2 __m256i sum_checks(__m256i status, __m256i sum, std::int32_t max_amplitude,
+                            std::int32_t threshold) {
+  status = fail_where(status, _mm256_cmpgt_epi32(_mm256_set1_epi32(threshold), sum),
+                      error_code(ReadoutError::kAmplitudeLow));
+  status = fail_where(status, _mm256_cmpgt_epi32(sum, _mm256_set1_epi32(max_amplitude)),
+                      error_code(ReadoutError::kAmplitudeHigh));
+  return fail_where(status, _mm256_cmpeq_epi32(sum, _mm256_setzero_si256()),
+                    error_code(ReadoutError::kAmplitudeZero));
+}
+
 /// Unsigned 64-bit a > b: the signed compare with both sign bits flipped.
 EFU_AVX2 __m256i greater_u64(__m256i a, __m256i b) {
   const __m256i sign = _mm256_set1_epi64x(std::numeric_limits<std::int64_t>::min());
@@ -58,8 +71,9 @@ EFU_AVX2 __m128i mask_to_32(__m256d mask) {
 }
 
 /// The 32-bit words 0..5 of eight 24-byte readouts from `blocks`, word w of readout i in lane i
-/// of word[w]. By loads and a transpose, not vpgatherdd: with the microcode against Gather Data
-/// Sampling (Downfall), which these Xeons run, a gather took half of the lanes' time.
+/// of word[w]. By loads and a transpose, not vpgatherdd: on the Ice Lake VMs this project is
+/// measured on, five gathers took half of MIRACLES' lanes' time (docs/performance.md; the
+/// mitigation of Gather Data Sampling, "Downfall", is known to slow gathers so).
 ///
 /// A 256-bit register holds 16 bytes of readout i in its low half and of readout i + 4 in its
 /// high half; four such (i = 0..3) are transposed as two 4 × 4 matrices of words at once
@@ -196,12 +210,29 @@ EFU_AVX2 __m128i tube_a4(__m128 p, __m256d h) {
 
 }  // namespace
 
+namespace {
+/// `v` clamped to [low, 2^31 − 1]: a limit a 17-bit sum or an 8-bit field is compared with the
+/// same way in 32 bits.
+std::int32_t clamp32(std::int64_t v, std::int64_t low) noexcept {
+  return static_cast<std::int32_t>(
+      std::clamp<std::int64_t>(v, low, std::numeric_limits<std::int32_t>::max()));
+}
+}  // namespace
+
 MiraclesLanes MiraclesLanes::of(const PixelMap::MiraclesMap& map) noexcept {
-  constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
-  return MiraclesLanes{
-      static_cast<std::int32_t>(std::min<std::int64_t>(map.max_ring, kMax)), map.half,
-      static_cast<std::int32_t>(std::clamp<std::int64_t>(map.limits.max_amplitude, -1, kMax)),
-      static_cast<std::int32_t>(std::clamp<std::int64_t>(map.limits.threshold, 0, kMax))};
+  return MiraclesLanes{clamp32(map.max_ring, 0), map.half, clamp32(map.limits.max_amplitude, -1),
+                       clamp32(map.limits.threshold, 0)};
+}
+
+BifrostLanes BifrostLanes::of(const PixelMap::BifrostMap& map) noexcept {
+  return BifrostLanes{clamp32(map.max_ring, 0),
+                      clamp32(map.max_fen, 0),
+                      clamp32(map.max_group, 0),
+                      map.resolution,
+                      map.groups,
+                      clamp32(map.limits.max_amplitude, -1),
+                      clamp32(map.limits.threshold, 0),
+                      map.calibration};
 }
 
 // PixelMap::MiraclesMap::operator(), lane by lane:
@@ -255,12 +286,7 @@ MiraclesLanes MiraclesLanes::of(const PixelMap::MiraclesMap& map) noexcept {
   // From the last check to the first; the front's outcome wins where it failed.
   __m256i status = _mm256_setzero_si256();
   status = fail_where(status, off_grid, error_code(ReadoutError::kPixel));
-  status = fail_where(status, _mm256_cmpgt_epi32(_mm256_set1_epi32(map.threshold), sum),
-                      error_code(ReadoutError::kAmplitudeLow));
-  status = fail_where(status, _mm256_cmpgt_epi32(sum, _mm256_set1_epi32(map.max_amplitude)),
-                      error_code(ReadoutError::kAmplitudeHigh));
-  status = fail_where(status, _mm256_cmpeq_epi32(sum, _mm256_setzero_si256()),
-                      error_code(ReadoutError::kAmplitudeZero));
+  status = sum_checks(status, sum, map.max_amplitude, map.threshold);
   status = fail_where(status, _mm256_cmpgt_epi32(ring, _mm256_set1_epi32(map.max_ring)),
                       error_code(ReadoutError::kRing));
   status = _mm256_blendv_epi8(status, f.status, f.failed);
@@ -580,6 +606,103 @@ EFU_AVX2 void loki_finish(const LokiLanes& map, const double* pos, const UnitCal
   loki_finish(map, p.pos, u, y, outcome, good, out);
 }
 
+namespace {
+
+/// BIFROST's checks after the front's, as a status per lane (kOk where all pass), from the last
+/// to the first: ring, FEN, group, then the sum's (zero, above MaxAmpl, below the threshold).
+EFU_AVX2 __m256i bifrost_checks(const BifrostLanes& map, __m256i ring, __m256i fen, __m256i group,
+                                __m256i sum) {
+  __m256i status = sum_checks(_mm256_setzero_si256(), sum, map.max_amplitude, map.threshold);
+  status = fail_where(status, _mm256_cmpgt_epi32(group, _mm256_set1_epi32(map.max_group)),
+                      error_code(ReadoutError::kGroup));
+  status = fail_where(status, _mm256_cmpgt_epi32(fen, _mm256_set1_epi32(map.max_fen)),
+                      error_code(ReadoutError::kFen));
+  return fail_where(status, _mm256_cmpgt_epi32(ring, _mm256_set1_epi32(map.max_ring)),
+                    error_code(ReadoutError::kRing));
+}
+
+/// BIFROST's position along the tube for lanes first .. first + 3 (u: each lane's unit):
+///   along = width == 0 ? 0 : (ratio − lo) / width, width = hi − lo;  x_local = trunc(along · 99)
+/// along is in [0, 1] on a good lane (ratio lies between lo and hi), so x_local ≤ 99.
+EFU_AVX2 __m128i bifrost_along4(const double* ratio, const UnitCalibration* const* u, int first) {
+  const __m256d lo = lanes_f64([&](int i) { return u[i]->lo; }, first);
+  const __m256d width = _mm256_sub_pd(lanes_f64([&](int i) { return u[i]->hi; }, first), lo);
+  const __m256d along = _mm256_div_pd(_mm256_sub_pd(_mm256_loadu_pd(ratio + first), lo), width);
+  const __m256d zero_width = _mm256_cmp_pd(width, _mm256_setzero_pd(), _CMP_EQ_OQ);
+  const __m256d kept = _mm256_blendv_pd(along, _mm256_setzero_pd(), zero_width);
+  return _mm256_cvttpd_epi32(
+      _mm256_mul_pd(kept, _mm256_set1_pd(static_cast<double>(kBifrostTubePixels - 1))));
+}
+
+}  // namespace
+
+// BIFROST (pixel_map.h), over the eight lanes:
+//   checks: the front's, then ring, FEN, group, the sum's (bifrost_checks)
+//   ratio = A / (A + B); calibration group g = ring·15 + group: g ≥ groups → calibration_group
+//   unit = the calibration's unit of g holding the ratio (unit_lanes): none → outside_interval
+//   x = ring·Resolution + (group % 3)·100 + x_local (bifrost_along4); y = (group / 3)·3 + unit
+//   pixel = 1 + x + 900·y on the 900 × 15 grid, else pixel; source = g
+// group / 3 for group < 2^16 is (group · 43691) >> 17, exactly.
+[[gnu::target("avx2")]] void bifrost(const std::uint8_t* blocks, const TimeRule& time,
+                                     const BifrostLanes& map, Out& out) noexcept {
+  const Front f = front(blocks, time, out);
+  const __m256i byte = _mm256_set1_epi32(0xFF);
+  const __m256i ring = _mm256_srli_epi32(_mm256_and_si256(f.word[0], byte), 1);
+  const __m256i fen = _mm256_and_si256(_mm256_srli_epi32(f.word[0], 8), byte);
+  const __m256i group = _mm256_and_si256(_mm256_srli_epi32(f.word[3], 8), byte);
+  const __m256i a = _mm256_and_si256(f.word[4], _mm256_set1_epi32(0xFFFF));
+  const __m256i sum = _mm256_add_epi32(a, _mm256_srli_epi32(f.word[4], 16));
+  const __m256i checks = bifrost_checks(map, ring, fen, group, sum);
+  alignas(32) double ratio[kLanes];
+  divide(a, sum, ratio);
+
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i g =
+      _mm256_add_epi32(_mm256_mullo_epi32(ring, _mm256_set1_epi32(kBifrostTripletsPerRing)), group);
+  const __m256i groups = _mm256_set1_epi32(static_cast<int>(map.groups));
+  const __m256i no_calibration = _mm256_cmpeq_epi32(_mm256_max_epu32(g, groups), g);
+  const __m256i earlier = _mm256_or_si256(f.failed, not_mask(_mm256_cmpeq_epi32(checks, zero)));
+  const __m256i unit =
+      unit_lanes(map.calibration, g, ratio, not_mask(_mm256_or_si256(earlier, no_calibration)));
+  __m256i outcome =
+      fail_where(zero, _mm256_cmpgt_epi32(zero, unit), error_code(ReadoutError::kOutsideInterval));
+  outcome = fail_where(outcome, no_calibration, error_code(ReadoutError::kCalibrationGroup));
+  outcome = _mm256_blendv_epi8(outcome, checks, not_mask(_mm256_cmpeq_epi32(checks, zero)));
+  outcome = _mm256_blendv_epi8(outcome, f.status, f.failed);
+  const __m256i good = _mm256_cmpeq_epi32(outcome, zero);
+
+  // The unit's interval as written (index 0 on a rejected lane), then the pixel.
+  alignas(32) std::uint32_t g_good[kLanes], unit_good[kLanes];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(g_good), _mm256_and_si256(good, g));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(unit_good), _mm256_and_si256(good, unit));
+  const UnitCalibration* u[kLanes];
+  for (std::uint32_t i = 0; i < kLanes; ++i) u[i] = &map.calibration.unit(g_good[i], unit_good[i]);
+  const __m256i x_local =
+      _mm256_set_m128i(bifrost_along4(ratio, u, 4), bifrost_along4(ratio, u, 0));
+  const __m256i third = _mm256_srli_epi32(_mm256_mullo_epi32(group, _mm256_set1_epi32(43691)), 17);
+  const __m256i three = _mm256_set1_epi32(kBifrostTubesPerTriplet);
+  const __m256i in_triplet = _mm256_sub_epi32(group, _mm256_mullo_epi32(third, three));
+  const __m256i x = _mm256_add_epi32(
+      _mm256_add_epi32(
+          _mm256_mullo_epi32(ring, _mm256_set1_epi32(static_cast<int>(map.resolution))),
+          _mm256_mullo_epi32(in_triplet, _mm256_set1_epi32(kBifrostTubePixels))),
+      x_local);
+  const __m256i y = _mm256_add_epi32(_mm256_mullo_epi32(third, three), unit);
+  // x < 2^31 (ring ≤ 127, Resolution ≤ 65536) and y ≥ 0 on a good lane: signed compares.
+  const __m256i on_grid =
+      _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(kBifrostGrid.nx)), x),
+                       _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(kBifrostGrid.ny)), y));
+  const __m256i pixel = _mm256_and_si256(
+      on_grid, _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(1)),
+                                _mm256_mullo_epi32(y, _mm256_set1_epi32(kBifrostGrid.nx))));
+  const __m256i off_grid = _mm256_and_si256(good, _mm256_cmpeq_epi32(pixel, zero));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.status),
+                      fail_where(outcome, off_grid, error_code(ReadoutError::kPixel)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.pixel), pixel);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.clamp), zero);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.source), g);
+}
+
 #undef EFU_AVX2
 
 #else  // not x86-64: no lanes
@@ -592,6 +715,10 @@ void miracles(const std::uint8_t*, const TimeRule&, const MiraclesLanes&, Out&) 
 LokiLanes LokiLanes::of(const PixelMap& map) noexcept {
   return LokiLanes{map.loki_tables(), 0, map.unit_lookup(), map.loki_finish()};
 }
+BifrostLanes BifrostLanes::of(const PixelMap::BifrostMap& map) noexcept {
+  return BifrostLanes{0, 0, 0, map.resolution, map.groups, 0, 0, map.calibration};
+}
+void bifrost(const std::uint8_t*, const TimeRule&, const BifrostLanes&, Out&) noexcept {}
 void loki(const std::uint8_t*, const TimeRule&, const LokiLanes&, Out&) noexcept {}
 
 #endif

@@ -109,6 +109,9 @@ class ReadoutParser {
         if (lanes_) miracles_lanes_ = lanes::MiraclesLanes::of(pixels.miracles());
         break;
       case Instrument::kBifrost:
+        lanes_ = lanes::BifrostLanes::supports(pixels.bifrost());
+        if (lanes_) bifrost_lanes_ = lanes::BifrostLanes::of(pixels.bifrost());
+        break;
       case Instrument::kCspec:
         break;
     }
@@ -139,6 +142,14 @@ class ReadoutParser {
         }
         return parse_loki(data, size, header, on_event);
       case Instrument::kBifrost:
+        if (lanes_) {
+          return parse_lanes(
+              data, size, header, on_event,
+              [this](const std::uint8_t* first, const lanes::TimeRule& rule, lanes::Out& out) {
+                lanes::bifrost(first, rule, bifrost_lanes_, out);
+              },
+              pixels_.bifrost());
+        }
         return parse_with(data, size, header, on_event, pixels_.bifrost());
       case Instrument::kCspec:
         return parse_with(data, size, header, on_event, pixels_.cspec());
@@ -353,6 +364,7 @@ class ReadoutParser {
   LokiBatch loki_batch_;
   bool lanes_ = false;  // uses_lanes(): the lanes of the instrument below
   lanes::LokiLanes loki_lanes_{};
+  lanes::BifrostLanes bifrost_lanes_{};
   lanes::MiraclesLanes miracles_lanes_{};
 };
 

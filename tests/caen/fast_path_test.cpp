@@ -458,6 +458,8 @@ BifrostOutcome bifrost_by_the_formula(const CaenConfig& config, const Calibratio
   return o;
 }
 
+// BIFROST's scalar walk and its eight lanes, each against the formula one readout at a time
+// (sources too), with blocks of a wrong data_length among the readouts.
 TEST(BifrostParse, EventsAndCountsEqualTheFormulaReadoutByReadout) {
   // test::kBifrostConfig with the MaxTOFNS that random_readout()'s late readouts straddle.
   const CaenConfig config = CaenConfig::from_text(
@@ -465,52 +467,69 @@ TEST(BifrostParse, EventsAndCountsEqualTheFormulaReadoutByReadout) {
           "MaxAmpl": 32767, "MaxTOFNS": 1000000000})",
       "bifrost.json");
   // 40 of the 45 triplets calibrated (ring 2's last five are not: calibration_group); the
-  // intervals as written and reversed (lo above hi), with gaps between them (outside_interval).
+  // intervals as written, reversed (lo above hi), with gaps between them (outside_interval), and
+  // crowded into the first bucket (scan_units).
   for (const char* intervals :
-       {test::kBifrostIntervals, "[[0.25, 0.0], [0.625, 0.375], [1.0, 0.75]]"}) {
+       {test::kBifrostIntervals, "[[0.25, 0.0], [0.625, 0.375], [1.0, 0.75]]",
+        "[[0.0, 0.003], [0.004, 0.007], [0.008, 0.5]]"}) {
     const Calibration cal = Calibration::from_text(
         test::calibration_text("bifrost", 40, 3, intervals), "cal.json", "bifrost");
-    for (const std::int64_t threshold : {std::int64_t{0}, std::int64_t{3000}}) {
-      const PixelMap pixels(config, cal, threshold);
-      CounterRegistry counters;
-      ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0});
-      const ess::PacketHeader header = packet_header();
-      std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 29);
-      std::map<std::string, std::uint64_t> want_rejected;
-      std::uint64_t want_events = 0, readouts = 0;
-      for (const std::size_t n : {0, 1, 63, 64, 65, 127, 128, 129, 200, 372, 372, 372, 372}) {
-        std::vector<CaenReadout> readouts_in(n);
-        std::vector<BifrostOutcome> want;
-        for (CaenReadout& r : readouts_in) {
-          r = random_readout(rng);
-          r.group = static_cast<std::uint8_t>(rng() % 17);  // every triplet, and past MaxGroup
-          const BifrostOutcome o = bifrost_by_the_formula(config, cal, threshold, r);
-          if (o.rejected.empty()) {
-            want.push_back(o);
-            ++want_events;
-          } else {
-            ++want_rejected[o.rejected];
+    for (const bool lanes : {true, false}) {
+      for (const std::int64_t threshold : {std::int64_t{0}, std::int64_t{3000}}) {
+        const PixelMap pixels(config, cal, threshold);
+        CounterRegistry counters;
+        ReadoutParser parser = parser_with(counters, pixels, config.max_tof_ns, lanes);
+        const ess::PacketHeader header = packet_header();
+        std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 29);
+        std::map<std::string, std::uint64_t> want_rejected;
+        std::uint64_t want_events = 0, readouts = 0;
+        for (const std::size_t n :
+             {0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 200, 372, 372, 372, 372}) {
+          std::vector<CaenReadout> readouts_in(n);
+          std::vector<BifrostOutcome> want;
+          for (CaenReadout& r : readouts_in) {
+            r = random_readout(rng);
+            r.group = static_cast<std::uint8_t>(rng() % 17);  // every triplet, and past MaxGroup
+            if (rng() % 50 == 0) r.data_length = static_cast<std::uint16_t>(rng() % 48);
+            BifrostOutcome o;
+            if (r.data_length != kReadoutSize) {
+              o.rejected = "length";  // the block walker's
+            } else {
+              o = bifrost_by_the_formula(config, cal, threshold, r);
+            }
+            if (o.rejected.empty()) {
+              want.push_back(o);
+              ++want_events;
+            } else {
+              ++want_rejected[o.rejected];
+            }
+          }
+          readouts += n;
+          const std::vector<std::uint8_t> p = packet_of(readouts_in);
+          std::vector<BifrostOutcome> got;
+          parser.parse(p.data() + ess::kHeaderSizeV1,
+                       static_cast<std::uint32_t>(p.size() - ess::kHeaderSizeV1), header,
+                       [&](std::uint64_t pulse, std::uint32_t tof, std::uint32_t pixel,
+                           std::uint32_t source) {
+                         got.push_back({"", test::Event{pulse, tof, pixel}, source});
+                       });
+          const std::string where =
+              "a packet of " + std::to_string(n) + (lanes ? ", lanes" : "") + ", " + intervals;
+          ASSERT_EQ(got.size(), want.size()) << where;
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(got[i].event, want[i].event) << "event " << i << " of " << where;
+            ASSERT_EQ(got[i].source, want[i].source) << "event " << i << " of " << where;
           }
         }
-        readouts += n;
-        const std::vector<std::uint8_t> p = packet_of(readouts_in);
-        std::vector<BifrostOutcome> got;
-        parser.parse(
-            p.data() + ess::kHeaderSizeV1,
-            static_cast<std::uint32_t>(p.size() - ess::kHeaderSizeV1), header,
-            [&](std::uint64_t pulse, std::uint32_t tof, std::uint32_t pixel, std::uint32_t source) {
-              got.push_back({"", test::Event{pulse, tof, pixel}, source});
-            });
-        ASSERT_EQ(got.size(), want.size()) << "packet of " << n;
-        for (std::size_t i = 0; i < got.size(); ++i) {
-          ASSERT_EQ(got[i].event, want[i].event) << "event " << i << " of a packet of " << n;
-          ASSERT_EQ(got[i].source, want[i].source) << "event " << i << " of a packet of " << n;
-        }
+        const std::uint64_t bad_length = want_rejected["length"];
+        want_rejected.erase("length");
+        EXPECT_GT(bad_length, 0U);
+        expect_accounting(
+            counters, want_rejected, want_events, readouts, threshold,
+            {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring", "group",
+             "amplitude_zero", "amplitude_high", "calibration_group", "outside_interval"},
+            bad_length);
       }
-      expect_accounting(
-          counters, want_rejected, want_events, readouts, threshold,
-          {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring", "group",
-           "amplitude_zero", "amplitude_high", "calibration_group", "outside_interval"});
     }
   }
 }
