@@ -1,12 +1,13 @@
-// The lanes of readout_lanes.h with AVX2. Every function here carries gnu::target("avx2") and
-// has internal linkage (or is the header's entry point), so the rest of the program stays
-// baseline x86-64.
+// The lanes of readout_lanes.h with AVX2. Every function here that uses AVX2 carries
+// gnu::target("avx2") and has internal linkage (or is the header's entry point), so the rest of
+// the program stays baseline x86-64.
 //
-// Each step says which scalar line it is (ReadoutParser::timed, PixelMap::MiraclesMap). A lane
-// holds one readout; a status vector starts at kOk and each check, from the last to the first,
-// overwrites it where it fails, so that the first failing check is the one a lane reports, as
-// the scalar code's early returns do. The arithmetic of a rejected lane goes on with whatever
-// its values are (a division by zero, an out-of-range conversion): its results are never read.
+// Each step says which scalar line it is (ReadoutParser::timed, the formulas of pixel_map.h,
+// Calibration::Lookup). A lane holds one readout; a status vector starts at kOk and each check,
+// from the last to the first, overwrites it where it fails, so that the first failing check is
+// the one a lane reports, as the scalar code's early returns do. The arithmetic of a rejected
+// lane goes on with whatever its values are (a division by zero, an out-of-range conversion):
+// its results are never read.
 #include <algorithm>
 #include <limits>
 

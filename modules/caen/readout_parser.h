@@ -126,7 +126,8 @@ class ReadoutParser {
   ///
   /// The instrument is chosen once per packet, so that each walk calls its own formula inlined
   /// (PixelMap::bifrost() ..., values the walk keeps in registers) instead of a switch and a
-  /// call per readout; LoKI's in batches (parse_loki).
+  /// call per readout; LoKI's in batches (parse_loki). Where uses_lanes(), LoKI's, BIFROST's and
+  /// MIRACLES' eight readouts at a time instead (parse_lanes, readout_lanes.h).
   template <typename OnEvent>
   void parse(const std::uint8_t* data, std::uint32_t size, const ess::PacketHeader& header,
              OnEvent&& on_event) noexcept {

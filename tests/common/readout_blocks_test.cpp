@@ -140,5 +140,34 @@ TEST(ReadoutBlockWalker, CountersTakeTheGivenPrefix) {
   EXPECT_EQ(counters.value("caen.blocks.errors.length"), 1U);
 }
 
+// walk_lanes: runs of two whole 4-byte blocks to on_lanes (which reports one wrong length among
+// them), the block after the last run to on_block, and a 2-byte tail: the counters as walk()'s.
+TEST(ReadoutBlockWalker, WalkLanesHandsOverWholeRunsThenSingleBlocks) {
+  CounterRegistry counters;
+  ReadoutBlockWalker walker(counters, 4);
+  const std::vector<std::uint8_t> bytes = {
+      0x01, 0x00, 0x04, 0x00,  // run 1: fiber 1
+      0x02, 0x00, 0x05, 0x00,  //        fiber 2, length 5: the lanes say wrong
+      0x03, 0x00, 0x04, 0x00,  // run 2: fiber 3
+      0x04, 0x00, 0x04, 0x00,  //        fiber 4
+      0x05, 0x00, 0x04, 0x00,  // no run of two left: on_block, fiber 5
+      0x06, 0x00,              // a tail shorter than a block: truncated
+  };
+  std::vector<std::uint8_t> runs;     // the first fiber of each run
+  std::vector<std::uint8_t> singles;  // the fiber of each single block
+  walker.walk_lanes(
+      bytes.data(), static_cast<std::uint32_t>(bytes.size()), 2,
+      [&](const std::uint8_t* first) {
+        runs.push_back(first[0]);
+        return static_cast<std::uint32_t>((first[2] != 4) + (first[6] != 4));
+      },
+      [&](const ReadoutBlock& b) { singles.push_back(b.fiber); });
+  EXPECT_EQ(runs, (std::vector<std::uint8_t>{1, 3}));
+  EXPECT_EQ(singles, (std::vector<std::uint8_t>{5}));
+  EXPECT_EQ(counters.value("readouts.received"), 6U);  // five blocks and the tail
+  EXPECT_EQ(counters.value("readouts.errors.length"), 1U);
+  EXPECT_EQ(counters.value("readouts.errors.truncated"), 1U);
+}
+
 }  // namespace
 }  // namespace efu::ess
