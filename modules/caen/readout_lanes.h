@@ -1,9 +1,9 @@
-// Eight CAEN readouts at a time with AVX2 (LoKI, BIFROST, MIRACLES): every check of the readout
-// parser and an instrument's formula done on eight lanes at once, the outcome of each lane written out for
-// the parser to count and hand on (readout_parser.h, parse_lanes). The scalar walk (parse_with)
-// remains for a CPU without AVX2, for the blocks after the last whole eight, and as the rule the
-// lanes are tested against (fast_path_test.cpp): the same events and the same counts, bit for
-// bit.
+// Eight CAEN readouts at a time with AVX2 (every instrument): every check of the readout
+// parser and an instrument's formula done on eight lanes at once, the outcome of each lane written
+// out for the parser to count and hand on (readout_parser.h, parse_lanes). The scalar walk
+// (parse_with) remains for a CPU without AVX2, for the blocks after the last whole eight, and as
+// the rule the lanes are tested against (fast_path_test.cpp): the same events and the same counts,
+// bit for bit.
 //
 // Only the functions in readout_lanes_avx2.cpp are compiled for AVX2 (gnu::target), and only
 // called after available() said yes; nothing inline is shared with the rest of the program, so
@@ -35,8 +35,9 @@ struct TimeRule {
   std::int64_t readout_delay_ns;
 };
 
-/// Eight readouts' outcomes; pulse, TOF, pixel, clamp and source are meaningful for kOk lanes
-/// only, clamp for LoKI's lanes and source for BIFROST's.
+/// Eight readouts' outcomes; pulse, TOF and pixel are meaningful for kOk lanes only, clamp
+/// only from lanes whose kClamps (LoKI's) and source from those whose kSources (BIFROST's): the
+/// others leave them unwritten.
 struct Out {
   std::uint64_t pulse_ns[kLanes];
   std::uint32_t tof_ns[kLanes];
@@ -46,45 +47,73 @@ struct Out {
   std::uint32_t source[kLanes];  // MapResult::source
 };
 
-/// MIRACLES' formula (PixelMap::MiraclesMap) as the lanes take it. supports() says whether a
-/// map's values are in the range the lanes handle (Resolution ≥ 2; the limits clamped to 32
-/// bits keep every comparison a 17-bit sum can make).
+/// The limits a formula compares the ring (fibre / 2), FEN, group and the sum of amplitudes
+/// with, clamped to 32 bits: a comparison of an 8-bit field or a 17-bit sum with
+/// the clamped limit is the same as with the 64-bit one. A check a formula does not make has
+/// the limit kNoLimit.
+struct Limits {
+  static constexpr std::int32_t kNoLimit = 0x7FFF'FFFF;
+  std::int32_t max_ring = kNoLimit, max_fen = kNoLimit, max_group = kNoLimit;
+  std::int32_t max_amplitude = kNoLimit;  // clamped to [−1, 2^31 − 1]
+  std::int32_t threshold = 0;             // clamped to [0, 2^31 − 1]
+};
+
+// Each instrument's lanes: what its formula reads, by value (of()), whether a map's values are
+// in the range the lanes handle (supports()), whether they write Out's clamp and source, and
+// the function taking eight readouts at blocks[0 .. 8·24) through the time rule and the formula
+// (it needs available() and supports()).
+
+/// MIRACLES' formula (PixelMap::MiraclesMap) as the lanes take it: the ring's and the sum's
+/// limits and Resolution / 2 (≥ 1: a Resolution of 1 has no lanes).
 struct MiraclesLanes {
-  std::int32_t max_ring;
-  std::int32_t half;           // Resolution / 2, ≥ 1
-  std::int32_t max_amplitude;  // clamped to [−1, 2^31 − 1]
-  std::int32_t threshold;      // clamped to [0, 2^31 − 1]
+  static constexpr bool kClamps = false, kSources = false;
+  Limits limits;
+  std::int32_t half;
   static bool supports(const PixelMap::MiraclesMap& map) noexcept { return map.half >= 1; }
   static MiraclesLanes of(const PixelMap::MiraclesMap& map) noexcept;
 };
 
-/// The eight readouts at blocks[0 .. 8·24) through the time rule and MIRACLES' formula.
-/// Needs available() and MiraclesLanes::supports().
 void miracles(const std::uint8_t* blocks, const TimeRule& time, const MiraclesLanes& map,
               Out& out) noexcept;
 
-/// BIFROST's formula (PixelMap::BifrostMap) as the lanes take it: the limits clamped to 32 bits
-/// (the same comparisons with a 17-bit sum) and the calibration's look-up.
+/// BIFROST's formula (PixelMap::BifrostMap) as the lanes take it: the limits and the
+/// calibration's look-up.
 struct BifrostLanes {
-  std::int32_t max_ring, max_fen, max_group;
+  static constexpr bool kClamps = false, kSources = true;
+  Limits limits;
   std::uint32_t resolution;
   std::uint32_t groups;  // calibration groups
-  std::int32_t max_amplitude;
-  std::int32_t threshold;
   Calibration::Lookup calibration;
   /// At least one calibration group (a rejected lane reads group 0's table).
   static bool supports(const PixelMap::BifrostMap& map) noexcept { return map.groups > 0; }
   static BifrostLanes of(const PixelMap::BifrostMap& map) noexcept;
 };
 
-/// The eight readouts at blocks[0 .. 8·24) through the time rule and BIFROST's formula, each
-/// event's source its triplet. Needs available() and BifrostLanes::supports().
+/// Each event's source is its triplet (the calibration group).
 void bifrost(const std::uint8_t* blocks, const TimeRule& time, const BifrostLanes& map,
              Out& out) noexcept;
+
+/// CSPEC's formula (PixelMap::CspecMap) as the lanes take it: the limits (no MaxAmpl: CSPEC
+/// does not check it), Resolution and Resolution / 24. Every Resolution the configuration
+/// accepts (1 ..= 65536) keeps x and y below 2^31 and (Resolution − 1)·A below 2^32.
+struct CspecLanes {
+  static constexpr bool kClamps = false, kSources = false;
+  Limits limits;
+  std::int32_t resolution;
+  std::int32_t x_step;  // Resolution / 24
+  static bool supports(const PixelMap::CspecMap& map) noexcept {
+    return map.resolution >= 1 && map.resolution <= 65536;
+  }
+  static CspecLanes of(const PixelMap::CspecMap& map) noexcept;
+};
+
+void cspec(const std::uint8_t* blocks, const TimeRule& time, const CspecLanes& map,
+           Out& out) noexcept;
 
 /// LoKI's formula (PixelMap::loki_prepare, Calibration::Lookup::unit_of, LokiFinish) as the
 /// lanes take it: the tables and the last part by value.
 struct LokiLanes {
+  static constexpr bool kClamps = true, kSources = false;
   PixelMap::LokiTables tables;
   std::int32_t threshold;  // clamped to 32 bits: the same comparisons with a 19-bit sum
   Calibration::Lookup units;
@@ -96,8 +125,6 @@ struct LokiLanes {
   static LokiLanes of(const PixelMap& map) noexcept;
 };
 
-/// The eight readouts at blocks[0 .. 8·24) through the time rule and LoKI's formula. Needs
-/// available() and LokiLanes::supports().
 void loki(const std::uint8_t* blocks, const TimeRule& time, const LokiLanes& map,
           Out& out) noexcept;
 

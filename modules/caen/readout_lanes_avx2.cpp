@@ -38,17 +38,49 @@ EFU_AVX2 __m256i fail_where(__m256i status, __m256i mask, std::uint32_t code) {
   return _mm256_blendv_epi8(status, _mm256_set1_epi32(static_cast<int>(code)), mask);
 }
 
-/// PixelMap::SumLimits::check with check_high, applied over `status` (the checks after it):
-/// the sum 0 → amplitude_zero, above `max_amplitude` → amplitude_high, below `threshold` →
-/// amplitude_low, the first of these winning.
-EFU_AVX2 __m256i sum_checks(__m256i status, __m256i sum, std::int32_t max_amplitude,
-                            std::int32_t threshold) {
-  status = fail_where(status, _mm256_cmpgt_epi32(_mm256_set1_epi32(threshold), sum),
-                      error_code(ReadoutError::kAmplitudeLow));
-  status = fail_where(status, _mm256_cmpgt_epi32(sum, _mm256_set1_epi32(max_amplitude)),
+/// The checks of a formula's limits as a status per lane (kOk where all pass), from the last
+/// to the first: ring, FEN, group (each above its maximum), then PixelMap::SumLimits::check
+/// (the sum 0 → amplitude_zero, above MaxAmpl → amplitude_high, below the threshold →
+/// amplitude_low). A limit of Limits::kNoLimit never fails: every value is below it.
+EFU_AVX2 __m256i limit_checks(const Limits& l, __m256i ring, __m256i fen, __m256i group,
+                              __m256i sum) {
+  __m256i status =
+      fail_where(_mm256_setzero_si256(), _mm256_cmpgt_epi32(_mm256_set1_epi32(l.threshold), sum),
+                 error_code(ReadoutError::kAmplitudeLow));
+  status = fail_where(status, _mm256_cmpgt_epi32(sum, _mm256_set1_epi32(l.max_amplitude)),
                       error_code(ReadoutError::kAmplitudeHigh));
-  return fail_where(status, _mm256_cmpeq_epi32(sum, _mm256_setzero_si256()),
-                    error_code(ReadoutError::kAmplitudeZero));
+  status = fail_where(status, _mm256_cmpeq_epi32(sum, _mm256_setzero_si256()),
+                      error_code(ReadoutError::kAmplitudeZero));
+  status = fail_where(status, _mm256_cmpgt_epi32(group, _mm256_set1_epi32(l.max_group)),
+                      error_code(ReadoutError::kGroup));
+  status = fail_where(status, _mm256_cmpgt_epi32(fen, _mm256_set1_epi32(l.max_fen)),
+                      error_code(ReadoutError::kFen));
+  return fail_where(status, _mm256_cmpgt_epi32(ring, _mm256_set1_epi32(l.max_ring)),
+                    error_code(ReadoutError::kRing));
+}
+
+/// LogicalGeometry::pixel for eight lanes: 1 + x + nx·y where (x, y) is on `grid`, else 0.
+/// x and y must be in [0, 2^31) on every lane whose pixel is used (the signed compares are
+/// then the unsigned ones); each caller says why they are.
+EFU_AVX2 __m256i grid_pixel(__m256i x, __m256i y, ess::LogicalGeometry grid) {
+  const __m256i nx = _mm256_set1_epi32(static_cast<int>(grid.nx));
+  const __m256i on_grid =
+      _mm256_and_si256(_mm256_cmpgt_epi32(nx, x),
+                       _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(grid.ny)), y));
+  return _mm256_and_si256(on_grid, _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(1)),
+                                                    _mm256_mullo_epi32(nx, y)));
+}
+
+/// The lanes' outcomes and pixels into `out`: `outcome` is each lane's status before the pixel
+/// check (kOk where every earlier check passed); a kOk lane whose pixel is 0 (off the grid) is
+/// rejected as pixel, the last check of every formula.
+EFU_AVX2 void write_outcome(Out& out, __m256i outcome, __m256i pixel) {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i off_grid =
+      _mm256_and_si256(_mm256_cmpeq_epi32(outcome, zero), _mm256_cmpeq_epi32(pixel, zero));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.status),
+                      fail_where(outcome, off_grid, error_code(ReadoutError::kPixel)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.pixel), pixel);
 }
 
 /// Unsigned 64-bit a > b: the signed compare with both sign bits flipped.
@@ -188,6 +220,23 @@ EFU_AVX2 Front front(const std::uint8_t* blocks, const TimeRule& rule, Out& out)
   return f;
 }
 
+/// What BIFROST, CSPEC and MIRACLES read of a readout, eight lanes: ring = fibre / 2, FEN,
+/// group, the amplitudes A and B (unsigned) and their sum (below 2^17).
+struct Fields {
+  __m256i ring, fen, group, a, b, sum;
+};
+EFU_AVX2 Fields fields(const Front& f) {
+  const __m256i byte = _mm256_set1_epi32(0xFF);
+  Fields r;
+  r.ring = _mm256_srli_epi32(_mm256_and_si256(f.word[0], byte), 1);
+  r.fen = _mm256_and_si256(_mm256_srli_epi32(f.word[0], 8), byte);
+  r.group = _mm256_and_si256(_mm256_srli_epi32(f.word[3], 8), byte);
+  r.a = _mm256_and_si256(f.word[4], _mm256_set1_epi32(0xFFFF));
+  r.b = _mm256_srli_epi32(f.word[4], 16);
+  r.sum = _mm256_add_epi32(r.a, r.b);
+  return r;
+}
+
 /// Four lanes' (double) A / (A + B) as floats: `static_cast<float>(1.0 * A / double(sum))`.
 EFU_AVX2 __m128 ratio4(__m128i a, __m128i sum) {
   return _mm256_cvtpd_ps(_mm256_div_pd(_mm256_cvtepi32_pd(a), _mm256_cvtepi32_pd(sum)));
@@ -218,22 +267,40 @@ std::int32_t clamp32(std::int64_t v, std::int64_t low) noexcept {
   return static_cast<std::int32_t>(
       std::clamp<std::int64_t>(v, low, std::numeric_limits<std::int32_t>::max()));
 }
+
+/// The sum's limits as the lanes compare them; without `check_high` MaxAmpl is not checked.
+Limits sum_limits(const PixelMap::SumLimits& limits, bool check_high) noexcept {
+  Limits l;
+  if (check_high) l.max_amplitude = clamp32(limits.max_amplitude, -1);
+  l.threshold = clamp32(limits.threshold, 0);
+  return l;
+}
+/// sum_limits() and the ring's, FEN's and group's maxima.
+Limits all_limits(std::uint32_t max_ring, std::uint32_t max_fen, std::uint32_t max_group,
+                  const PixelMap::SumLimits& limits, bool check_high) noexcept {
+  Limits l = sum_limits(limits, check_high);
+  l.max_ring = clamp32(max_ring, 0);
+  l.max_fen = clamp32(max_fen, 0);
+  l.max_group = clamp32(max_group, 0);
+  return l;
+}
 }  // namespace
 
 MiraclesLanes MiraclesLanes::of(const PixelMap::MiraclesMap& map) noexcept {
-  return MiraclesLanes{clamp32(map.max_ring, 0), map.half, clamp32(map.limits.max_amplitude, -1),
-                       clamp32(map.limits.threshold, 0)};
+  Limits limits = sum_limits(map.limits, true);
+  limits.max_ring = clamp32(map.max_ring, 0);
+  return MiraclesLanes{limits, map.half};
 }
 
 BifrostLanes BifrostLanes::of(const PixelMap::BifrostMap& map) noexcept {
-  return BifrostLanes{clamp32(map.max_ring, 0),
-                      clamp32(map.max_fen, 0),
-                      clamp32(map.max_group, 0),
-                      map.resolution,
-                      map.groups,
-                      clamp32(map.limits.max_amplitude, -1),
-                      clamp32(map.limits.threshold, 0),
-                      map.calibration};
+  return BifrostLanes{all_limits(map.max_ring, map.max_fen, map.max_group, map.limits, true),
+                      map.resolution, map.groups, map.calibration};
+}
+
+CspecLanes CspecLanes::of(const PixelMap::CspecMap& map) noexcept {
+  return CspecLanes{all_limits(map.max_ring, map.max_fen, map.max_group, map.limits, false),
+                    static_cast<std::int32_t>(map.resolution),
+                    static_cast<std::int32_t>(map.resolution / kCspecGroupsPerRing)};
 }
 
 // PixelMap::MiraclesMap::operator(), lane by lane:
@@ -246,12 +313,8 @@ BifrostLanes BifrostLanes::of(const PixelMap::BifrostMap& map) noexcept {
 [[gnu::target("avx2")]] void miracles(const std::uint8_t* blocks, const TimeRule& time,
                                       const MiraclesLanes& map, Out& out) noexcept {
   const Front f = front(blocks, time, out);
-  const __m256i byte = _mm256_set1_epi32(0xFF);
-  const __m256i ring = _mm256_srli_epi32(_mm256_and_si256(f.word[0], byte), 1);
-  const __m256i group = _mm256_and_si256(_mm256_srli_epi32(f.word[3], 8), byte);
-  const __m256i a = _mm256_and_si256(f.word[4], _mm256_set1_epi32(0xFFFF));
-  const __m256i b = _mm256_srli_epi32(f.word[4], 16);
-  const __m256i sum = _mm256_add_epi32(a, b);
+  const Fields in = fields(f);
+  const __m256i ring = in.ring, group = in.group, a = in.a, b = in.b, sum = in.sum;
 
   const __m128 p0 = ratio4(_mm256_castsi256_si128(a), _mm256_castsi256_si128(sum));
   const __m128 p1 = ratio4(_mm256_extracti128_si256(a, 1), _mm256_extracti128_si256(sum, 1));
@@ -274,27 +337,14 @@ BifrostLanes BifrostLanes::of(const PixelMap::BifrostMap& map) noexcept {
       _mm256_add_epi32(_mm256_add_epi32(group, group),
                        _mm256_and_si256(ring_odd, _mm256_set1_epi32(kMiraclesRingXOffset))),
       tube_b);
+  // x ≤ 2·255 + 25 and 0 ≤ y ≤ half + h on a lane that passed the checks (h ≥ 0).
   const __m256i y =
       _mm256_add_epi32(_mm256_and_si256(ring_high, _mm256_set1_epi32(map.half)), along);
-  // x, y ≥ 0 (h ≥ 0), so off the grid is x > 47 or y > 127.
-  const __m256i off_grid = _mm256_or_si256(
-      _mm256_cmpgt_epi32(x, _mm256_set1_epi32(static_cast<int>(kMiraclesGrid.nx - 1))),
-      _mm256_cmpgt_epi32(y, _mm256_set1_epi32(static_cast<int>(kMiraclesGrid.ny - 1))));
-  const __m256i pixel = _mm256_add_epi32(
-      _mm256_add_epi32(x, _mm256_set1_epi32(1)),
-      _mm256_mullo_epi32(y, _mm256_set1_epi32(static_cast<int>(kMiraclesGrid.nx))));
-
-  // From the last check to the first; the front's outcome wins where it failed.
-  __m256i status = _mm256_setzero_si256();
-  status = fail_where(status, off_grid, error_code(ReadoutError::kPixel));
-  status = sum_checks(status, sum, map.max_amplitude, map.threshold);
-  status = fail_where(status, _mm256_cmpgt_epi32(ring, _mm256_set1_epi32(map.max_ring)),
-                      error_code(ReadoutError::kRing));
-  status = _mm256_blendv_epi8(status, f.status, f.failed);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.status), status);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.pixel), pixel);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.clamp), _mm256_setzero_si256());
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.source), _mm256_setzero_si256());
+  // The front's outcome wins where it failed, then ring and the sum's (limit_checks).
+  const __m256i checks =
+      limit_checks(map.limits, ring, in.fen, group, sum);  // no FEN, group limits
+  write_outcome(out, _mm256_blendv_epi8(checks, f.status, f.failed),
+                grid_pixel(x, y, kMiraclesGrid));
 }
 
 LokiLanes LokiLanes::of(const PixelMap& map) noexcept {
@@ -518,29 +568,14 @@ EFU_AVX2 LokiPrepared loki_prepare(const Front& f, const LokiLanes& map) {
   return p;
 }
 
-/// LoKI's step 3 (see loki()): the cubic, clamp, rounding and pixel, pixel = 1 + x +
-/// Resolution·y where (x, y) is on the grid, else 0 (x ≤ 65535 and y below 2^31: the signed
-/// compares are the unsigned ones). Writes pixel, clamp, source and status (pixel where a good
-/// lane is off the grid).
+/// LoKI's step 3 (see loki()): the cubic, clamp, rounding and pixel (x ≤ 65535 and y, a row
+/// plus a unit, below 2^31 on a good lane). Writes the outcome, the pixels and the clamps.
 EFU_AVX2 void loki_finish(const LokiLanes& map, const double* pos, const UnitCalibration* const* u,
-                          __m256i y, __m256i outcome, __m256i good, Out& out) {
+                          __m256i y, __m256i outcome, Out& out) {
   const Finish4 f0 = finish4(pos, u, 0, map.finish.x_scale);
   const Finish4 f1 = finish4(pos, u, 4, map.finish.x_scale);
-  const __m256i x = _mm256_set_m128i(f1.x, f0.x);
-  const __m256i nx = _mm256_set1_epi32(static_cast<int>(map.finish.grid.nx));
-  const __m256i on_grid = _mm256_and_si256(
-      _mm256_cmpgt_epi32(nx, x),
-      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(map.finish.grid.ny)), y));
-  const __m256i pixel = _mm256_and_si256(
-      on_grid,
-      _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(1)), _mm256_mullo_epi32(nx, y)));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.pixel), pixel);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.clamp), _mm256_set_m128i(f1.clamp, f0.clamp));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.source), _mm256_setzero_si256());
-  const __m256i off_grid =
-      _mm256_and_si256(good, _mm256_cmpeq_epi32(pixel, _mm256_setzero_si256()));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.status),
-                      fail_where(outcome, off_grid, error_code(ReadoutError::kPixel)));
+  write_outcome(out, outcome, grid_pixel(_mm256_set_m128i(f1.x, f0.x), y, map.finish.grid));
 }
 
 }  // namespace
@@ -604,23 +639,10 @@ EFU_AVX2 void loki_finish(const LokiLanes& map, const double* pos, const UnitCal
       _mm256_add_epi32(lanes_u32([&](int i) { return slot[i].row; }), _mm256_and_si256(good, unit));
 
   // 3. The cubic, clamp, rounding and pixel.
-  loki_finish(map, p.pos, u, y, outcome, good, out);
+  loki_finish(map, p.pos, u, y, outcome, out);
 }
 
 namespace {
-
-/// BIFROST's checks after the front's, as a status per lane (kOk where all pass), from the last
-/// to the first: ring, FEN, group, then the sum's (zero, above MaxAmpl, below the threshold).
-EFU_AVX2 __m256i bifrost_checks(const BifrostLanes& map, __m256i ring, __m256i fen, __m256i group,
-                                __m256i sum) {
-  __m256i status = sum_checks(_mm256_setzero_si256(), sum, map.max_amplitude, map.threshold);
-  status = fail_where(status, _mm256_cmpgt_epi32(group, _mm256_set1_epi32(map.max_group)),
-                      error_code(ReadoutError::kGroup));
-  status = fail_where(status, _mm256_cmpgt_epi32(fen, _mm256_set1_epi32(map.max_fen)),
-                      error_code(ReadoutError::kFen));
-  return fail_where(status, _mm256_cmpgt_epi32(ring, _mm256_set1_epi32(map.max_ring)),
-                    error_code(ReadoutError::kRing));
-}
 
 /// BIFROST's position along the tube for lanes first .. first + 3 (u: each lane's unit):
 ///   along = width == 0 ? 0 : (ratio − lo) / width, width = hi − lo;  x_local = trunc(along · 99)
@@ -638,7 +660,7 @@ EFU_AVX2 __m128i bifrost_along4(const double* ratio, const UnitCalibration* cons
 }  // namespace
 
 // BIFROST (pixel_map.h), over the eight lanes:
-//   checks: the front's, then ring, FEN, group, the sum's (bifrost_checks)
+//   checks: the front's, then ring, FEN, group, the sum's (limit_checks)
 //   ratio = A / (A + B); calibration group g = ring·15 + group: g ≥ groups → calibration_group
 //   unit = the calibration's unit of g holding the ratio (unit_lanes): none → outside_interval
 //   x = ring·Resolution + (group % 3)·100 + x_local (bifrost_along4); y = (group / 3)·3 + unit
@@ -647,13 +669,9 @@ EFU_AVX2 __m128i bifrost_along4(const double* ratio, const UnitCalibration* cons
 [[gnu::target("avx2")]] void bifrost(const std::uint8_t* blocks, const TimeRule& time,
                                      const BifrostLanes& map, Out& out) noexcept {
   const Front f = front(blocks, time, out);
-  const __m256i byte = _mm256_set1_epi32(0xFF);
-  const __m256i ring = _mm256_srli_epi32(_mm256_and_si256(f.word[0], byte), 1);
-  const __m256i fen = _mm256_and_si256(_mm256_srli_epi32(f.word[0], 8), byte);
-  const __m256i group = _mm256_and_si256(_mm256_srli_epi32(f.word[3], 8), byte);
-  const __m256i a = _mm256_and_si256(f.word[4], _mm256_set1_epi32(0xFFFF));
-  const __m256i sum = _mm256_add_epi32(a, _mm256_srli_epi32(f.word[4], 16));
-  const __m256i checks = bifrost_checks(map, ring, fen, group, sum);
+  const Fields in = fields(f);
+  const __m256i ring = in.ring, group = in.group, a = in.a, sum = in.sum;
+  const __m256i checks = limit_checks(map.limits, ring, in.fen, group, sum);
   alignas(32) double ratio[kLanes];
   divide(a, sum, ratio);
 
@@ -689,19 +707,58 @@ EFU_AVX2 __m128i bifrost_along4(const double* ratio, const UnitCalibration* cons
           _mm256_mullo_epi32(in_triplet, _mm256_set1_epi32(kBifrostTubePixels))),
       x_local);
   const __m256i y = _mm256_add_epi32(_mm256_mullo_epi32(third, three), unit);
-  // x < 2^31 (ring ≤ 127, Resolution ≤ 65536) and y ≥ 0 on a good lane: signed compares.
-  const __m256i on_grid =
-      _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(kBifrostGrid.nx)), x),
-                       _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(kBifrostGrid.ny)), y));
-  const __m256i pixel = _mm256_and_si256(
-      on_grid, _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(1)),
-                                _mm256_mullo_epi32(y, _mm256_set1_epi32(kBifrostGrid.nx))));
-  const __m256i off_grid = _mm256_and_si256(good, _mm256_cmpeq_epi32(pixel, zero));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.status),
-                      fail_where(outcome, off_grid, error_code(ReadoutError::kPixel)));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.pixel), pixel);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.clamp), zero);
+  // 0 ≤ x < 2^31 (ring ≤ 127, Resolution ≤ 65536) and 0 ≤ y ≤ 255 + the unit on a good lane.
+  write_outcome(out, outcome, grid_pixel(x, y, kBifrostGrid));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.source), g);
+}
+
+namespace {
+/// group / 24 for a group below 256 as (group · 2731) >> 16: 2731 / 2^16 exceeds 1/24 by
+/// 1/196608, too little over 255 to carry a remainder of at most 23/24 past the next integer.
+constexpr bool divides_by_24(std::uint32_t group) noexcept {
+  return ((group * 2731U) >> 16) == group / kCspecGroupsPerRing;
+}
+constexpr bool every_group_divides() noexcept {
+  for (std::uint32_t group = 0; group < 256; ++group) {
+    if (!divides_by_24(group)) return false;
+  }
+  return true;
+}
+static_assert(kCspecGroupsPerRing == 24 && every_group_divides());
+}  // namespace
+
+// CSPEC (pixel_map.h), over the eight lanes:
+//   checks: the front's, then ring, FEN, group, the sum's (zero, below the threshold; no MaxAmpl)
+//   x = ring·Resolution + (group % 24)·(Resolution / 24)
+//   y = ((Resolution − 1)·A) / (A + B), an integer division, done in double: the product is
+//       below 2^32 and exact, and for a numerator n < 2^48 and a denominator d < 2^17 the
+//       correctly rounded n / d never reaches the integer above the true quotient (it is at
+//       least 1/d below it, more than half an ulp there since n + d < 2^53), so truncating it
+//       gives the integer quotient
+//   pixel = 1 + x + 900·y on the 900 × 180 grid, else pixel
+[[gnu::target("avx2")]] void cspec(const std::uint8_t* blocks, const TimeRule& time,
+                                   const CspecLanes& map, Out& out) noexcept {
+  const Front f = front(blocks, time, out);
+  const Fields in = fields(f);
+  const __m256i ring = in.ring, group = in.group, a = in.a, sum = in.sum;
+  const __m256i checks = limit_checks(map.limits, ring, in.fen, group, sum);
+
+  const __m256i groups_in =
+      _mm256_srli_epi32(_mm256_mullo_epi32(group, _mm256_set1_epi32(2731)), 16);
+  const __m256i in_ring = _mm256_sub_epi32(
+      group, _mm256_mullo_epi32(groups_in, _mm256_set1_epi32(kCspecGroupsPerRing)));
+  const __m256i x = _mm256_add_epi32(_mm256_mullo_epi32(ring, _mm256_set1_epi32(map.resolution)),
+                                     _mm256_mullo_epi32(in_ring, _mm256_set1_epi32(map.x_step)));
+  const __m256d top = _mm256_set1_pd(static_cast<double>(map.resolution - 1));
+  const __m128i y0 = _mm256_cvttpd_epi32(
+      _mm256_div_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(a)), top),
+                    _mm256_cvtepi32_pd(_mm256_castsi256_si128(sum))));
+  const __m128i y1 = _mm256_cvttpd_epi32(
+      _mm256_div_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(a, 1)), top),
+                    _mm256_cvtepi32_pd(_mm256_extracti128_si256(sum, 1))));
+  // 0 ≤ x ≤ 127·65536 + 23·2730 and 0 ≤ y ≤ Resolution − 1 on a lane that passed the checks.
+  write_outcome(out, _mm256_blendv_epi8(checks, f.status, f.failed),
+                grid_pixel(x, _mm256_set_m128i(y1, y0), kCspecGrid));
 }
 
 #undef EFU_AVX2
@@ -710,14 +767,18 @@ EFU_AVX2 __m128i bifrost_along4(const double* ratio, const UnitCalibration* cons
 
 bool available() noexcept { return false; }
 MiraclesLanes MiraclesLanes::of(const PixelMap::MiraclesMap& map) noexcept {
-  return MiraclesLanes{0, map.half, 0, 0};
+  return MiraclesLanes{Limits{}, map.half};
 }
+CspecLanes CspecLanes::of(const PixelMap::CspecMap& map) noexcept {
+  return CspecLanes{Limits{}, static_cast<std::int32_t>(map.resolution), 0};
+}
+void cspec(const std::uint8_t*, const TimeRule&, const CspecLanes&, Out&) noexcept {}
 void miracles(const std::uint8_t*, const TimeRule&, const MiraclesLanes&, Out&) noexcept {}
 LokiLanes LokiLanes::of(const PixelMap& map) noexcept {
   return LokiLanes{map.loki_tables(), 0, map.unit_lookup(), map.loki_finish()};
 }
 BifrostLanes BifrostLanes::of(const PixelMap::BifrostMap& map) noexcept {
-  return BifrostLanes{0, 0, 0, map.resolution, map.groups, 0, 0, map.calibration};
+  return BifrostLanes{Limits{}, map.resolution, map.groups, map.calibration};
 }
 void bifrost(const std::uint8_t*, const TimeRule&, const BifrostLanes&, Out&) noexcept {}
 void loki(const std::uint8_t*, const TimeRule&, const LokiLanes&, Out&) noexcept {}

@@ -113,6 +113,8 @@ class ReadoutParser {
         if (lanes_) bifrost_lanes_ = lanes::BifrostLanes::of(pixels.bifrost());
         break;
       case Instrument::kCspec:
+        lanes_ = lanes::CspecLanes::supports(pixels.cspec());
+        if (lanes_) cspec_lanes_ = lanes::CspecLanes::of(pixels.cspec());
         break;
     }
   }
@@ -126,44 +128,25 @@ class ReadoutParser {
   ///
   /// The instrument is chosen once per packet, so that each walk calls its own formula inlined
   /// (PixelMap::bifrost() ..., values the walk keeps in registers) instead of a switch and a
-  /// call per readout; LoKI's in batches (parse_loki). Where uses_lanes(), LoKI's, BIFROST's and
-  /// MIRACLES' eight readouts at a time instead (parse_lanes, readout_lanes.h).
+  /// call per readout; LoKI's in batches (parse_loki). Where uses_lanes(), eight readouts at a
+  /// time instead (parse_lanes, readout_lanes.h).
   template <typename OnEvent>
   void parse(const std::uint8_t* data, std::uint32_t size, const ess::PacketHeader& header,
              OnEvent&& on_event) noexcept {
     switch (pixels_.instrument()) {
       case Instrument::kLoki:
-        if (lanes_) {
-          return parse_lanes(
-              data, size, header, on_event,
-              [this](const std::uint8_t* first, const lanes::TimeRule& rule, lanes::Out& out) {
-                lanes::loki(first, rule, loki_lanes_, out);
-              },
-              [this](const CaenReadout& r) { return pixels_.map_loki(r); });
-        }
-        return parse_loki(data, size, header, on_event);
+        if (!lanes_) return parse_loki(data, size, header, on_event);
+        return parse_lanes<lanes::loki>(
+            data, size, header, on_event, loki_lanes_,
+            [this](const CaenReadout& r) { return pixels_.map_loki(r); });
       case Instrument::kBifrost:
-        if (lanes_) {
-          return parse_lanes(
-              data, size, header, on_event,
-              [this](const std::uint8_t* first, const lanes::TimeRule& rule, lanes::Out& out) {
-                lanes::bifrost(first, rule, bifrost_lanes_, out);
-              },
-              pixels_.bifrost());
-        }
-        return parse_with(data, size, header, on_event, pixels_.bifrost());
+        return parse_map<lanes::bifrost>(data, size, header, on_event, bifrost_lanes_,
+                                         pixels_.bifrost());
       case Instrument::kCspec:
-        return parse_with(data, size, header, on_event, pixels_.cspec());
+        return parse_map<lanes::cspec>(data, size, header, on_event, cspec_lanes_, pixels_.cspec());
       case Instrument::kMiracles:
-        if (lanes_) {
-          return parse_lanes(
-              data, size, header, on_event,
-              [this](const std::uint8_t* first, const lanes::TimeRule& rule, lanes::Out& out) {
-                lanes::miracles(first, rule, miracles_lanes_, out);
-              },
-              pixels_.miracles());
-        }
-        return parse_with(data, size, header, on_event, pixels_.miracles());
+        return parse_map<lanes::miracles>(data, size, header, on_event, miracles_lanes_,
+                                          pixels_.miracles());
     }
   }
 
@@ -244,14 +227,23 @@ class ReadoutParser {
     tally.add_to(events_, clamp_low_, clamp_high_);
   }
 
+  /// An instrument whose scalar walk is parse_with(map): its lanes `kLanes` with `lanes` where
+  /// uses_lanes(), else the walk.
+  template <auto kLanes, typename Lanes, typename OnEvent, typename Map>
+  void parse_map(const std::uint8_t* data, std::uint32_t size, const ess::PacketHeader& header,
+                 OnEvent& on_event, const Lanes& lanes, Map map) noexcept {
+    if (lanes_) return parse_lanes<kLanes>(data, size, header, on_event, lanes, map);
+    parse_with(data, size, header, on_event, map);
+  }
+
   /// parse_with() eight readouts at a time (readout_lanes.h): each whole eight through
-  /// `on_lanes(first, rule, out)`, the instrument's lanes, and the blocks after the last eight
-  /// through `map`, its scalar formula. The lanes make the same checks in the same order, so
-  /// the same events and counts (fast_path_test.cpp).
-  template <typename OnEvent, typename OnLanes, typename Map>
+  /// `kLanes(first, rule, lanes, out)`, the instrument's lanes, and the blocks after the last
+  /// eight through `map`, its scalar formula. The lanes make the same checks in the same order,
+  /// so the same events and counts (fast_path_test.cpp).
+  template <auto kLanes, typename Lanes, typename OnEvent, typename Map>
   [[gnu::flatten]] void parse_lanes(const std::uint8_t* data, std::uint32_t size,
                                     const ess::PacketHeader& header, OnEvent& on_event,
-                                    OnLanes on_lanes, Map map) noexcept {
+                                    const Lanes& lanes, Map map) noexcept {
     PacketTally tally;
     const lanes::TimeRule rule{header.pulse_time_ns, header.prev_pulse_time_ns,
                                settings_.max_tof_ns, settings_.readout_delay_ns};
@@ -259,8 +251,8 @@ class ReadoutParser {
     blocks_.walk_lanes(
         data, size, lanes::kLanes,
         [&](const std::uint8_t* first) {
-          on_lanes(first, rule, out);
-          return emit_lanes(out, tally, on_event);
+          kLanes(first, rule, lanes, out);
+          return emit_lanes<Lanes>(out, tally, on_event);
         },
         [&](const ess::ReadoutBlock& block) {
           const CaenReadout r = read_readout(block.data);
@@ -273,15 +265,18 @@ class ReadoutParser {
   }
 
   /// Eight lanes' outcomes counted and their events handed on, in readout order; returns how
-  /// many lanes had a wrong data_length (the block walker counts those).
-  template <typename OnEvent>
+  /// many lanes had a wrong data_length (the block walker counts those). Clamps and sources are
+  /// read from `out` only for lanes that write them (Lanes::kClamps, kSources). (A loop over
+  /// the good lanes' bits instead of all eight cost more: this one GCC unrolls.)
+  template <typename Lanes, typename OnEvent>
   std::uint32_t emit_lanes(const lanes::Out& out, PacketTally& tally, OnEvent& on_event) noexcept {
     std::uint32_t bad_length = 0;
     for (std::uint32_t i = 0; i < lanes::kLanes; ++i) {
       const std::uint32_t status = out.status[i];
       if (status == lanes::kOk) [[likely]] {
-        tally.clamped += PacketTally::kClampStep[out.clamp[i]];
-        tally.event(on_event, out.pulse_ns[i], out.tof_ns[i], out.pixel[i], out.source[i]);
+        if constexpr (Lanes::kClamps) tally.clamped += PacketTally::kClampStep[out.clamp[i]];
+        tally.event(on_event, out.pulse_ns[i], out.tof_ns[i], out.pixel[i],
+                    Lanes::kSources ? out.source[i] : 0U);
       } else if (status == lanes::kBadLength) {
         ++bad_length;
       } else {
@@ -367,6 +362,7 @@ class ReadoutParser {
   lanes::LokiLanes loki_lanes_{};
   lanes::BifrostLanes bifrost_lanes_{};
   lanes::MiraclesLanes miracles_lanes_{};
+  lanes::CspecLanes cspec_lanes_{};
 };
 
 }  // namespace efu::caen

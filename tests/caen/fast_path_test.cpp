@@ -4,8 +4,8 @@
 // at a time) against the facility's formula applied one readout at a time (docs/caen.md), over
 // random readouts that hit every rejection, in packets that end inside and on batch boundaries;
 // BIFROST's parser (its formula as a value held over the packet) the same way; MIRACLES' rounding
-// without libm against std::round, and its eight-lane parser (readout_lanes.h) and scalar walk
-// against the formula readout by readout.
+// without libm against std::round; and every instrument's eight-lane parser (readout_lanes.h)
+// and scalar walk against the formula readout by readout.
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -282,6 +282,20 @@ std::vector<test::Event> parse_events(ReadoutParser& parser,
                [&](std::uint64_t pulse, std::uint32_t tof, std::uint32_t pixel) {
                  got.push_back({pulse, tof, pixel});
                });
+  return got;
+}
+
+/// The events `parser` forms from `readouts` cut into packets of 372 (the last shorter).
+std::vector<test::Event> parse_in_packets(ReadoutParser& parser,
+                                          const std::vector<CaenReadout>& readouts) {
+  std::vector<test::Event> got;
+  for (std::size_t i = 0; i < readouts.size(); i += 372) {
+    const std::size_t n = std::min<std::size_t>(372, readouts.size() - i);
+    const std::vector<CaenReadout> packet(readouts.begin() + static_cast<std::ptrdiff_t>(i),
+                                          readouts.begin() + static_cast<std::ptrdiff_t>(i + n));
+    const std::vector<test::Event> part = parse_events(parser, packet);
+    got.insert(got.end(), part.begin(), part.end());
+  }
   return got;
 }
 
@@ -630,10 +644,40 @@ Outcome miracles_outcome(const CaenConfig& config, std::int64_t threshold, const
   return o;
 }
 
-// The eight-lane parser (readout_lanes.h) and the scalar walk, each against the formula one
-// readout at a time: random readouts reaching every rejection, blocks with a wrong data_length
-// among them, packets whose sizes end on and between eights. With AVX2 the first parser must
-// take the lanes (else this test would compare the scalar walk twice).
+/// The eight-lane parser (readout_lanes.h) and the scalar walk of `config`'s instrument, each
+/// against `outcome_of(threshold, readout)`, the formula written plainly, one readout at a time:
+/// random readouts changed by `tweak(readout, rng)`, blocks with a wrong data_length among them,
+/// packets whose sizes end on and between eights, at thresholds 0 and 3000; every rejection in
+/// `reached` must be reached. With AVX2 the first parser must take the lanes (else this would
+/// compare the scalar walk twice).
+template <typename Tweak, typename OutcomeOf>
+void lanes_against_the_formula(const CaenConfig& config, const Calibration& cal, std::uint64_t seed,
+                               Tweak tweak, OutcomeOf outcome_of,
+                               std::initializer_list<const char*> reached) {
+  for (const bool lanes : {true, false}) {
+    for (const std::int64_t threshold : {std::int64_t{0}, std::int64_t{3000}}) {
+      const PixelMap pixels(config, cal, threshold);
+      CounterRegistry counters;
+      ReadoutParser parser = parser_with(counters, pixels, config.max_tof_ns, lanes);
+      std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + seed);
+      Expected want;
+      for (const std::size_t n : {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 200, 372, 372, 372}) {
+        std::vector<CaenReadout> readouts_in(n);
+        for (CaenReadout& r : readouts_in) {
+          r = random_readout(rng);
+          tweak(r, rng);
+          if (rng() % 50 == 0) r.data_length = static_cast<std::uint16_t>(rng() % 48);
+          want.add(outcome_of(threshold, r));
+        }
+        want.expect_packet(parser, readouts_in,
+                           "a packet of " + std::to_string(n) + (lanes ? ", lanes" : ""));
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+      want.expect_counts(counters, threshold, reached);
+    }
+  }
+}
+
 TEST(MiraclesLanes, EventsAndCountsEqualTheFormulaReadoutByReadout) {
   const CaenConfig config = CaenConfig::from_text(
       R"({"Detector": "miracles", "MaxRing": 2, "Resolution": 128, "MaxAmpl": 20000,
@@ -642,31 +686,17 @@ TEST(MiraclesLanes, EventsAndCountsEqualTheFormulaReadoutByReadout) {
   const Calibration cal = Calibration::from_text(
       test::calibration_text("miracles", 48, 2, "[[0.0, 0.5], [0.501, 1.0]]"), "cal.json",
       "miracles");
-  for (const bool lanes : {true, false}) {
-    for (const std::int64_t threshold : {std::int64_t{0}, std::int64_t{3000}}) {
-      const PixelMap pixels(config, cal, threshold);
-      CounterRegistry counters;
-      ReadoutParser parser = parser_with(counters, pixels, config.max_tof_ns, lanes);
-      std::mt19937_64 rng(static_cast<std::uint64_t>(threshold) + 41);
-      Expected want;
-      for (const std::size_t n : {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 200, 372, 372, 372}) {
-        std::vector<CaenReadout> readouts_in(n);
-        for (CaenReadout& r : readouts_in) {
-          r = random_readout(rng);
-          r.group = static_cast<std::uint8_t>(rng() % 30 == 0 ? rng() % 256 : rng() % 12);
-          if (rng() % 50 == 0) r.data_length = static_cast<std::uint16_t>(rng() % 48);
-          if (rng() % 3 == 0) r.a = static_cast<std::uint16_t>(r.b + rng() % 3);  // near ties
-          want.add(miracles_outcome(config, threshold, r));
-        }
-        want.expect_packet(parser, readouts_in,
-                           "a packet of " + std::to_string(n) + (lanes ? ", lanes" : ""));
-        if (HasFatalFailure()) return;
-      }
-      want.expect_counts(counters, threshold,
-                         {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring",
-                          "amplitude_zero", "amplitude_high", "pixel"});
-    }
-  }
+  lanes_against_the_formula(
+      config, cal, 41,
+      [](CaenReadout& r, std::mt19937_64& rng) {
+        r.group = static_cast<std::uint8_t>(rng() % 30 == 0 ? rng() % 256 : rng() % 12);
+        if (rng() % 3 == 0) r.a = static_cast<std::uint16_t>(r.b + rng() % 3);  // near ties
+      },
+      [&config](std::int64_t threshold, const CaenReadout& r) {
+        return miracles_outcome(config, threshold, r);
+      },
+      {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring", "amplitude_zero",
+       "amplitude_high", "pixel"});
 }
 
 // The lanes' rounding and tube choice on every amplitude pair up to 300 on every ring, as the
@@ -705,19 +735,122 @@ TEST(MiraclesLanes, PixelsEqualTheFormulaOnEveryAmplitudePair) {
         }
       }
     }
-    std::vector<test::Event> got;
-    for (std::size_t i = 0; i < readouts.size(); i += 372) {
-      const std::size_t n = std::min<std::size_t>(372, readouts.size() - i);
-      const std::vector<CaenReadout> packet(readouts.begin() + static_cast<std::ptrdiff_t>(i),
-                                            readouts.begin() + static_cast<std::ptrdiff_t>(i + n));
-      const std::vector<test::Event> part = parse_events(parser, packet);
-      got.insert(got.end(), part.begin(), part.end());
-    }
-    expect_events(got, want, "Resolution " + std::to_string(resolution));
+    expect_events(parse_in_packets(parser, readouts), want,
+                  "Resolution " + std::to_string(resolution));
     if (HasFatalFailure()) return;
     const std::uint64_t events = want.size();
     EXPECT_EQ(counters.value("events.formed"), events) << "Resolution " << resolution;
     EXPECT_GT(events, 0U);
+  }
+}
+
+// --- CSPEC's lanes ----------------------------------------------------------------------------
+
+/// CSPEC's pixel for ring, group and amplitudes A, B, as docs/caen.md writes it (an integer
+/// division for y, in 64 bits), or 0 off the 900 × 180 grid.
+std::uint32_t cspec_by_the_formula(std::uint32_t resolution, std::uint32_t ring,
+                                   std::uint32_t group, std::int64_t a, std::int64_t b) {
+  const std::uint64_t x = std::uint64_t{ring} * resolution + (group % 24) * (resolution / 24);
+  const std::int64_t y = (std::int64_t{resolution} - 1) * a / (a + b);
+  if (x >= 900 || y >= 180) return 0;
+  return static_cast<std::uint32_t>(1 + x + 900 * static_cast<std::uint64_t>(y));
+}
+
+/// One readout through the checks before CSPEC's formula and the formula, plainly.
+Outcome cspec_outcome(const CaenConfig& config, std::int64_t threshold, const CaenReadout& r) {
+  Outcome o;
+  if (r.data_length != kReadoutSize) return o.rejected = "length", o;  // the block walker's
+  if (!timed_by_the_formula(r, config.max_tof_ns, o.rejected, o.pulse_ns, o.tof_ns)) return o;
+  const std::uint32_t ring = r.fiber / 2;
+  if (ring > config.max_ring) return o.rejected = "ring", o;
+  if (r.fen > config.max_fen) return o.rejected = "fen", o;
+  if (r.group > config.max_group) return o.rejected = "group", o;
+  const std::int64_t sum = std::int64_t{r.a} + r.b;
+  if (sum == 0) return o.rejected = "amplitude_zero", o;
+  if (sum < threshold) return o.rejected = "amplitude_low", o;  // CSPEC has no MaxAmpl check
+  o.pixel = cspec_by_the_formula(config.resolution, ring, r.group, r.a, r.b);
+  if (o.pixel == 0) return o.rejected = "pixel", o;
+  o.event = true;
+  return o;
+}
+
+// CSPEC's lanes and scalar walk against the formula readout by readout; MaxFEN 1 and MaxGroup 20 so
+// that the random readouts reach the FEN and group checks, and Resolution 400 so that ring 2's x
+// and any y above 179 fall off the grid (pixel).
+TEST(CspecLanes, EventsAndCountsEqualTheFormulaReadoutByReadout) {
+  const CaenConfig config = CaenConfig::from_text(
+      R"({"Detector": "cspec", "MaxRing": 2, "MaxFEN": 1, "Resolution": 400, "MaxGroup": 20,
+          "MaxAmpl": 100, "MaxTOFNS": 1000000000})",
+      "cspec.json");
+  const Calibration cal = Calibration::from_text(
+      test::calibration_text("cspec", 120, 1, "[[0.0, 1.0]]"), "cal.json", "cspec");
+  // MaxAmpl 100 is below most sums, but CSPEC does not check it: no amplitude_high is expected
+  // (cspec_outcome), and the counter must stay 0.
+  lanes_against_the_formula(
+      config, cal, 53,
+      [](CaenReadout& r, std::mt19937_64& rng) {
+        r.group = static_cast<std::uint8_t>(rng() % 30 == 0 ? rng() % 256 : rng() % 24);
+      },
+      [&config](std::int64_t threshold, const CaenReadout& r) {
+        return cspec_outcome(config, threshold, r);
+      },
+      {"fiber", "fen", "time_fraction", "tof_negative", "tof_too_large", "ring", "group",
+       "amplitude_zero", "pixel"});
+}
+
+// The lanes' integer division by way of doubles on every amplitude pair up to 300 (and pairs
+// near 65535), at Resolutions whose (Resolution − 1)·A spans 8 to 32 bits, every group of a
+// ring: the same pixels as the 64-bit integer formula.
+TEST(CspecLanes, PixelsEqualTheIntegerFormulaOnEveryAmplitudePair) {
+  if (!lanes::available()) GTEST_SKIP() << "no AVX2 on this CPU: no lanes to test";
+  const Calibration cal = Calibration::from_text(
+      test::calibration_text("cspec", 120, 1, "[[0.0, 1.0]]"), "cal.json", "cspec");
+  const ess::EssTime t = ess::to_ess(kPulseNs + 5000);
+  const auto tof_ns = static_cast<std::uint32_t>(ess::to_ns(t.high, t.low) - kPulseNs);
+  std::vector<std::pair<std::uint16_t, std::uint16_t>> pairs;
+  for (std::uint16_t a = 0; a <= 300; ++a) {
+    for (std::uint16_t b = 0; b <= 300; ++b) pairs.emplace_back(a, b);
+  }
+  for (std::uint32_t d = 0; d < 200; ++d) {
+    for (std::uint32_t e = 0; e < 200; e += 7) {
+      pairs.emplace_back(static_cast<std::uint16_t>(65535 - d), static_cast<std::uint16_t>(e));
+      pairs.emplace_back(static_cast<std::uint16_t>(e), static_cast<std::uint16_t>(65535 - d));
+      pairs.emplace_back(static_cast<std::uint16_t>(65535 - d),
+                         static_cast<std::uint16_t>(65535 - e));
+    }
+  }
+  for (const std::uint32_t resolution : {180U, 181U, 900U, 4099U, 65536U}) {
+    const CaenConfig config =
+        CaenConfig::from_text(R"({"Detector": "cspec", "MaxRing": 3, "MaxGroup": 255, )"
+                              R"("MaxTOFNS": 1000000000, "Resolution": )" +
+                                  std::to_string(resolution) + "}",
+                              "cspec.json");
+    const PixelMap pixels(config, cal, 0);
+    CounterRegistry counters;
+    ReadoutParser parser(counters, pixels, ReadoutSettings{config.max_tof_ns, 0});
+    ASSERT_TRUE(parser.uses_lanes());
+    std::vector<CaenReadout> readouts;
+    std::vector<Outcome> want;
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      CaenReadout r;
+      r.fiber = static_cast<std::uint8_t>(i % 2);  // ring 0: x below 900 for Resolution 900
+      r.group = static_cast<std::uint8_t>(i % 256);
+      r.time_high = t.high;
+      r.time_low = t.low;
+      r.a = pairs[i].first;
+      r.b = pairs[i].second;
+      readouts.push_back(r);
+      if (r.a + r.b == 0) continue;  // amplitude_zero
+      const std::uint32_t pixel = cspec_by_the_formula(resolution, 0, r.group, r.a, r.b);
+      if (pixel != 0) {
+        want.push_back(Outcome{true, "", kPulseNs, tof_ns, pixel, 0});
+      }
+    }
+    expect_events(parse_in_packets(parser, readouts), want,
+                  "Resolution " + std::to_string(resolution));
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(counters.value("events.formed"), want.size()) << "Resolution " << resolution;
+    EXPECT_GT(want.size(), 0U);
   }
 }
 
