@@ -60,8 +60,10 @@ struct Limits {
 
 // Each instrument's lanes: what its formula reads, by value (of()), whether a map's values are
 // in the range the lanes handle (supports()), whether they write Out's clamp and source, and
-// the function taking eight readouts at blocks[0 .. 8·24) through the time rule and the formula
-// (it needs available() and supports()).
+// the function taking `runs` runs of eight readouts at blocks[0 .. runs·8·24) through the time
+// rule and the formula, run r's outcomes into out[r] (it needs available() and supports()).
+// A call takes many runs so that its set-up (each limit broadcast into a register) is paid
+// once per call, not once per eight readouts.
 
 /// MIRACLES' formula (PixelMap::MiraclesMap) as the lanes take it: the ring's and the sum's
 /// limits and Resolution / 2 (≥ 1: a Resolution of 1 has no lanes).
@@ -73,8 +75,8 @@ struct MiraclesLanes {
   static MiraclesLanes of(const PixelMap::MiraclesMap& map) noexcept;
 };
 
-void miracles(const std::uint8_t* blocks, const TimeRule& time, const MiraclesLanes& map,
-              Out& out) noexcept;
+void miracles(const std::uint8_t* blocks, std::uint32_t runs, const TimeRule& time,
+              const MiraclesLanes& map, Out* out) noexcept;
 
 /// BIFROST's formula (PixelMap::BifrostMap) as the lanes take it: the limits and the
 /// calibration's look-up.
@@ -90,8 +92,8 @@ struct BifrostLanes {
 };
 
 /// Each event's source is its triplet (the calibration group).
-void bifrost(const std::uint8_t* blocks, const TimeRule& time, const BifrostLanes& map,
-             Out& out) noexcept;
+void bifrost(const std::uint8_t* blocks, std::uint32_t runs, const TimeRule& time,
+             const BifrostLanes& map, Out* out) noexcept;
 
 /// CSPEC's formula (PixelMap::CspecMap) as the lanes take it: the limits (no MaxAmpl: CSPEC
 /// does not check it), Resolution and Resolution / 24. Every Resolution the configuration
@@ -107,8 +109,8 @@ struct CspecLanes {
   static CspecLanes of(const PixelMap::CspecMap& map) noexcept;
 };
 
-void cspec(const std::uint8_t* blocks, const TimeRule& time, const CspecLanes& map,
-           Out& out) noexcept;
+void cspec(const std::uint8_t* blocks, std::uint32_t runs, const TimeRule& time,
+           const CspecLanes& map, Out* out) noexcept;
 
 /// LoKI's formula (PixelMap::loki_prepare, Calibration::Lookup::unit_of, LokiFinish) as the
 /// lanes take it: the tables and the last part by value.
@@ -125,7 +127,7 @@ struct LokiLanes {
   static LokiLanes of(const PixelMap& map) noexcept;
 };
 
-void loki(const std::uint8_t* blocks, const TimeRule& time, const LokiLanes& map,
-          Out& out) noexcept;
+void loki(const std::uint8_t* blocks, std::uint32_t runs, const TimeRule& time,
+          const LokiLanes& map, Out* out) noexcept;
 
 }  // namespace efu::caen::lanes

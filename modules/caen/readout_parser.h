@@ -236,10 +236,11 @@ class ReadoutParser {
     parse_with(data, size, header, on_event, map);
   }
 
-  /// parse_with() eight readouts at a time (readout_lanes.h): each whole eight through
-  /// `kLanes(first, rule, lanes, out)`, the instrument's lanes, and the blocks after the last
-  /// eight through `map`, its scalar formula. The lanes make the same checks in the same order,
-  /// so the same events and counts (fast_path_test.cpp).
+  /// parse_with() eight readouts at a time (readout_lanes.h): the whole eights through
+  /// `kLanes(first, runs, rule, lanes, out)`, the instrument's lanes, up to kRunsPerCall eights
+  /// a call, and the blocks after the last eight through `map`, its scalar formula. The lanes
+  /// make the same checks in the same order, so the same events and counts
+  /// (fast_path_test.cpp).
   template <auto kLanes, typename Lanes, typename OnEvent, typename Map>
   [[gnu::flatten]] void parse_lanes(const std::uint8_t* data, std::uint32_t size,
                                     const ess::PacketHeader& header, OnEvent& on_event,
@@ -247,12 +248,19 @@ class ReadoutParser {
     PacketTally tally;
     const lanes::TimeRule rule{header.pulse_time_ns, header.prev_pulse_time_ns,
                                settings_.max_tof_ns, settings_.readout_delay_ns};
-    lanes::Out out;
     blocks_.walk_lanes(
         data, size, lanes::kLanes,
-        [&](const std::uint8_t* first) {
-          kLanes(first, rule, lanes, out);
-          return emit_lanes<Lanes>(out, tally, on_event);
+        [&](const std::uint8_t* first, std::uint32_t runs) {
+          std::uint32_t bad_length = 0;
+          lanes::Out out[kRunsPerCall];
+          for (std::uint32_t done = 0; done < runs; done += kRunsPerCall) {
+            const std::uint32_t n = std::min(runs - done, kRunsPerCall);
+            kLanes(first + std::size_t{done} * lanes::kLanes * kReadoutSize, n, rule, lanes, out);
+            for (std::uint32_t r = 0; r < n; ++r) {
+              bad_length += emit_lanes<Lanes>(out[r], tally, on_event);
+            }
+          }
+          return bad_length;
         },
         [&](const ess::ReadoutBlock& block) {
           const CaenReadout r = read_readout(block.data);
@@ -334,6 +342,10 @@ class ReadoutParser {
     finish_batch();
     tally.add_to(events_, clamp_low_, clamp_high_);
   }
+
+  // The runs of eight readouts one call of the lanes takes at most (a packet of 8972 bytes
+  // holds 46), their outcomes on the stack: 16 × 160 bytes.
+  static constexpr std::uint32_t kRunsPerCall = 16;
 
   // LoKI's readouts between loki_prepare() and loki_finish(), as arrays (parse_loki).
   static constexpr std::uint32_t kLokiBatch = 64;

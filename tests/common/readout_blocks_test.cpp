@@ -140,8 +140,9 @@ TEST(ReadoutBlockWalker, CountersTakeTheGivenPrefix) {
   EXPECT_EQ(counters.value("caen.blocks.errors.length"), 1U);
 }
 
-// walk_lanes: runs of two whole 4-byte blocks to on_lanes (which reports one wrong length among
-// them), the block after the last run to on_block, and a 2-byte tail: the counters as walk()'s.
+// walk_lanes: the runs of two whole 4-byte blocks to on_lanes in one call (which reports one
+// wrong length among them), the block after the last run to on_block, and a 2-byte tail: the
+// counters as walk()'s.
 TEST(ReadoutBlockWalker, WalkLanesHandsOverWholeRunsThenSingleBlocks) {
   CounterRegistry counters;
   ReadoutBlockWalker walker(counters, 4);
@@ -153,16 +154,23 @@ TEST(ReadoutBlockWalker, WalkLanesHandsOverWholeRunsThenSingleBlocks) {
       0x05, 0x00, 0x04, 0x00,  // no run of two left: on_block, fiber 5
       0x06, 0x00,              // a tail shorter than a block: truncated
   };
-  std::vector<std::uint8_t> runs;     // the first fiber of each run
+  std::vector<std::uint8_t> runs;     // the fiber of each block handed over in runs
   std::vector<std::uint8_t> singles;  // the fiber of each single block
+  int calls = 0;
   walker.walk_lanes(
       bytes.data(), static_cast<std::uint32_t>(bytes.size()), 2,
-      [&](const std::uint8_t* first) {
-        runs.push_back(first[0]);
-        return static_cast<std::uint32_t>((first[2] != 4) + (first[6] != 4));
+      [&](const std::uint8_t* first, std::uint32_t n) {
+        ++calls;
+        std::uint32_t wrong = 0;
+        for (std::uint32_t b = 0; b < 2 * n; ++b) {
+          runs.push_back(first[4 * b]);
+          wrong += first[4 * b + 2] != 4;
+        }
+        return wrong;
       },
       [&](const ReadoutBlock& b) { singles.push_back(b.fiber); });
-  EXPECT_EQ(runs, (std::vector<std::uint8_t>{1, 3}));
+  EXPECT_EQ(calls, 1);  // every whole run in one call
+  EXPECT_EQ(runs, (std::vector<std::uint8_t>{1, 2, 3, 4}));
   EXPECT_EQ(singles, (std::vector<std::uint8_t>{5}));
   EXPECT_EQ(counters.value("readouts.received"), 6U);  // five blocks and the tail
   EXPECT_EQ(counters.value("readouts.errors.length"), 1U);

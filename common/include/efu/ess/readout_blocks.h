@@ -58,7 +58,8 @@ class ReadoutBlockWalker {
   void walk(const std::uint8_t* data, std::uint32_t size, OnBlock&& on_block) noexcept {
     if (fixed_size_ != 0) {
       walk_lanes(
-          data, size, 0, [](const std::uint8_t*) { return std::uint32_t{0}; }, on_block);
+          data, size, 0, [](const std::uint8_t*, std::uint32_t) { return std::uint32_t{0}; },
+          on_block);
       return;
     }
     std::uint64_t blocks = 0;
@@ -85,10 +86,10 @@ class ReadoutBlockWalker {
   }
 
   /// walk() of a fixed-size format (fixed_size ≠ 0) for a caller that takes `lanes` blocks at a
-  /// time (0: none): `on_lanes(const std::uint8_t* first)` for each run of `lanes` whole blocks
-  /// from the start, returning how many of them have a wrong data_length (the caller checks and
-  /// skips those); `on_block` for each well-framed block after the last whole run. The same counts
-  /// as walk().
+  /// time (0: none): `on_lanes(const std::uint8_t* first, std::uint32_t runs)` once for all the
+  /// whole runs of `lanes` blocks from the start (when there is one), returning how many of
+  /// their blocks have a wrong data_length (the caller checks and skips those); `on_block` for
+  /// each well-framed block after the last whole run. The same counts as walk().
   template <typename OnLanes, typename OnBlock>
   void walk_lanes(const std::uint8_t* data, std::uint32_t size, std::uint32_t lanes,
                   OnLanes&& on_lanes, OnBlock&& on_block) noexcept {
@@ -98,10 +99,11 @@ class ReadoutBlockWalker {
     const std::uint32_t whole = size / stride;
     std::uint32_t bad_length = 0;
     std::uint32_t i = 0;
-    if (lanes != 0) {
-      for (; whole - i >= lanes; i += lanes, data += std::size_t{lanes} * stride) {
-        bad_length += on_lanes(data);
-      }
+    if (lanes != 0 && whole >= lanes) {
+      const std::uint32_t runs = whole / lanes;
+      bad_length += on_lanes(data, runs);
+      i = runs * lanes;
+      data += std::size_t{i} * stride;
     }
     for (; i < whole; ++i, data += stride) {
       const std::uint16_t length = load_u16(data + 2);
