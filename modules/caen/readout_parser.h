@@ -2,6 +2,7 @@
 // counted under readouts.errors.<reason> and skipped; the blocks around it are still used.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <type_traits>
@@ -344,7 +345,7 @@ class ReadoutParser {
   }
 
   // The runs of eight readouts one call of the lanes takes at most (a packet of 8972 bytes
-  // holds 46), their outcomes on the stack: 16 × 160 bytes.
+  // holds 46), their outcomes on the stack: 16 × 224 bytes.
   static constexpr std::uint32_t kRunsPerCall = 16;
 
   // LoKI's readouts between loki_prepare() and loki_finish(), as arrays (parse_loki).
