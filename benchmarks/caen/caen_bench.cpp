@@ -18,6 +18,7 @@
 #include "efu/ess/readout_header.h"
 #include "ev44_bench_sink.h"
 #include "event_digest.h"
+#include "readout_lanes.h"
 
 namespace efu::caen {
 namespace {
@@ -124,6 +125,58 @@ void BM_ReadoutParse(benchmark::State& state) {
   bench::parse_readouts(state, s.packets, s.readouts, header_parser, parser);
 }
 
+// The lanes alone (readout_lanes.h), without the parser's hand-off of their outcomes: each
+// packet's whole runs of eight through the instrument's lanes, 16 runs a call as the parser
+// does, a lane of each run's outcome summed so that nothing is optimised away. Against
+// BM_ReadoutParse it shows what the kernel costs and what the hand-off adds. Skipped without
+// AVX2.
+void BM_Lanes(benchmark::State& state) {
+  if (!lanes::available()) return state.SkipWithError("no AVX2: no lanes");
+  const int index = static_cast<int>(state.range(0));
+  const LoadedInstrument& inst = instrument(index);
+  const PixelMap pixels(inst.config, inst.calibration, 0);
+  CounterRegistry counters;
+  ess::HeaderParser header_parser(counters, detector_type(inst.config.instrument));
+  const Stream& s = stream(index);
+  const lanes::LokiLanes loki = lanes::LokiLanes::of(pixels);
+  const lanes::BifrostLanes bifrost = lanes::BifrostLanes::of(pixels.bifrost());
+  const lanes::CspecLanes cspec = lanes::CspecLanes::of(pixels.cspec());
+  const lanes::MiraclesLanes miracles = lanes::MiraclesLanes::of(pixels.miracles());
+  constexpr std::uint32_t kRunBytes = lanes::kLanes * kReadoutSize;
+  lanes::Out out[16];
+  std::uint64_t sum = 0;
+  for (auto _ : state) {
+    for (const auto& p : s.packets) {
+      ess::PacketHeader h;
+      header_parser.parse(p.data(), static_cast<std::uint32_t>(p.size()), h);
+      const std::uint8_t* blocks = p.data() + h.header_size;
+      const auto runs = static_cast<std::uint32_t>((p.size() - h.header_size) / kRunBytes);
+      const lanes::TimeRule rule{h.pulse_time_ns, h.prev_pulse_time_ns, inst.config.max_tof_ns, 0};
+      for (std::uint32_t done = 0; done < runs; done += 16) {
+        const std::uint32_t n = std::min(runs - done, 16U);
+        const std::uint8_t* first = blocks + std::size_t{done} * kRunBytes;
+        switch (inst.config.instrument) {
+          case Instrument::kLoki:
+            lanes::loki(first, n, rule, loki, out);
+            break;
+          case Instrument::kBifrost:
+            lanes::bifrost(first, n, rule, bifrost, out);
+            break;
+          case Instrument::kCspec:
+            lanes::cspec(first, n, rule, cspec, out);
+            break;
+          case Instrument::kMiracles:
+            lanes::miracles(first, n, rule, miracles, out);
+            break;
+        }
+        for (std::uint32_t r = 0; r < n; ++r) sum += out[r].status[r % 8] + out[r].pixel[r % 8];
+      }
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * s.readouts));
+}
+
 // As efu runs it: one ev44 sink per source (BIFROST's 45 triplets, the others' one).
 void BM_Pipeline(benchmark::State& state) {
   const int index = static_cast<int>(state.range(0));
@@ -154,6 +207,7 @@ void instruments(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Baseline_TouchBytes)->Apply(instruments);
 BENCHMARK(BM_ReadoutParse)->Apply(instruments);
+BENCHMARK(BM_Lanes)->Apply(instruments);
 BENCHMARK(BM_Pipeline)->Apply(instruments);
 
 // --digest: every instrument's stream once through the pipeline, the events' digests and the
