@@ -221,8 +221,9 @@ EFU_AVX2 Front front(const std::uint8_t* blocks, const TimeRule& rule, Out& out)
   return f;
 }
 
-/// What BIFROST, CSPEC and MIRACLES read of a readout, eight lanes: ring = fibre / 2, FEN,
-/// group, the amplitudes A and B (unsigned) and their sum (below 2^17).
+/// What the formulas read of a readout, eight lanes: ring = fibre / 2, FEN and group (every
+/// instrument), the amplitudes A and B as unsigned and their sum, below 2^17 (BIFROST, CSPEC
+/// and MIRACLES; LoKI reads its four amplitudes as signed).
 struct Fields {
   __m256i ring, fen, group, a, b, sum;
 };
@@ -523,10 +524,8 @@ struct LokiPrepared {
   alignas(32) double straw_ratio[kLanes];
 };
 EFU_AVX2 LokiPrepared loki_prepare(const Front& f, const LokiLanes& map) {
-  const __m256i byte = _mm256_set1_epi32(0xFF);
-  const __m256i fiber = _mm256_and_si256(f.word[0], byte);
-  const __m256i fen = _mm256_and_si256(_mm256_srli_epi32(f.word[0], 8), byte);
-  const __m256i group = _mm256_and_si256(_mm256_srli_epi32(f.word[3], 8), byte);
+  const Fields in = fields(f);  // ring, FEN, group (its unsigned amplitudes are not LoKI's)
+  const __m256i fen = in.fen, group = in.group;
   const __m256i a = low_signed(f.word[4]);
   const __m256i b = high_signed(f.word[4]);
   const __m256i c = low_signed(f.word[5]);
@@ -556,10 +555,9 @@ EFU_AVX2 LokiPrepared loki_prepare(const Front& f, const LokiLanes& map) {
   const __m256i slot = _mm256_andnot_si256(
       f.failed,
       _mm256_add_epi32(
-          _mm256_slli_epi32(_mm256_add_epi32(_mm256_mullo_epi32(_mm256_srli_epi32(fiber, 1),
-                                                                _mm256_set1_epi32(kMaxFen + 1)),
-                                             fen),
-                            3),
+          _mm256_slli_epi32(
+              _mm256_add_epi32(_mm256_mullo_epi32(in.ring, _mm256_set1_epi32(kMaxFen + 1)), fen),
+              3),
           _mm256_and_si256(group, _mm256_set1_epi32(kLokiGroupsPerFen - 1))));
 
   _mm256_store_si256(reinterpret_cast<__m256i*>(p.slot_index), slot);
