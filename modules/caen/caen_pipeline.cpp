@@ -106,6 +106,22 @@ CaenPipeline::CaenPipeline(std::unique_ptr<const CaenShared> own, const CaenShar
   for (std::size_t i = 0; i < sinks.size(); ++i) events_[i].emplace(*sinks[i]);
 }
 
+namespace {
+/// The sink of a one-source instrument: its buffer, an event at a time or a run of the lanes' eight
+/// (kTakesRuns).
+struct OneBuffer {
+  EventBuffer& out;
+  void operator()(std::uint64_t pulse_ns, std::uint32_t tof, std::uint32_t pixel) {
+    out.add(pulse_ns, tof, pixel);
+  }
+  void operator()(std::uint64_t pulse_ns, const std::uint32_t (&tof)[lanes::kLanes],
+                  const std::uint32_t (&pixel)[lanes::kLanes]) {
+    out.add(pulse_ns, tof, pixel);
+  }
+};
+static_assert(kTakesRuns<OneBuffer>);
+}  // namespace
+
 template <typename OnEvent>
 void CaenPipeline::parse_batch(PacketBatch batch, OnEvent&& on_event) {
   for (const PacketView& packet : batch) {
@@ -121,10 +137,7 @@ void CaenPipeline::parse_batch(PacketBatch batch, OnEvent&& on_event) {
 void CaenPipeline::process(PacketBatch batch) {
   if (events_.size() == 1) {
     // One source (LoKI, CSPEC, MIRACLES): its buffer, without a per-event table look-up.
-    EventBuffer& out = *events_.front();
-    parse_batch(batch, [&out](std::uint64_t pulse_ns, std::uint32_t tof, std::uint32_t pixel) {
-      out.add(pulse_ns, tof, pixel);
-    });
+    parse_batch(batch, OneBuffer{*events_.front()});
   } else {
     // source < events_.size(): MapResult::source is below source_count() (pixel_map.h).
     parse_batch(batch,

@@ -35,9 +35,14 @@ struct TimeRule {
   std::int64_t readout_delay_ns;
 };
 
+/// Every lane's bit, in Out::good and Out::earlier.
+inline constexpr std::uint32_t kAllLanes = (1U << kLanes) - 1;
+
 /// Eight readouts' outcomes; pulse, TOF and pixel are meaningful for kOk lanes only, clamp
 /// only from lanes whose kClamps (LoKI's) and source from those whose kSources (BIFROST's): the
-/// others leave them unwritten.
+/// others leave them unwritten. `good` and `earlier` sum the lanes up for the hand-off
+/// (ReadoutParser::emit_lanes): when good is kAllLanes and earlier 0, the eight are events of the
+/// packet's pulse, in readout order, and go on as one run.
 struct Out {
   std::uint64_t pulse_ns[kLanes];
   std::uint32_t tof_ns[kLanes];
@@ -45,6 +50,8 @@ struct Out {
   std::uint32_t status[kLanes];
   std::uint32_t clamp[kLanes];   // Calibration::Clamp
   std::uint32_t source[kLanes];  // MapResult::source
+  std::uint32_t good;            // bit i: status[i] is kOk
+  std::uint32_t earlier;         // bit i: lane i's TOF counts from the previous pulse
 };
 
 /// The limits a formula compares the ring (fibre / 2), FEN, group and the sum of amplitudes

@@ -71,16 +71,18 @@ EFU_AVX2 __m256i grid_pixel(__m256i x, __m256i y, ess::LogicalGeometry grid) {
                                                     _mm256_mullo_epi32(nx, y)));
 }
 
-/// The lanes' outcomes and pixels into `out`: `outcome` is each lane's status before the pixel
-/// check (kOk where every earlier check passed); a kOk lane whose pixel is 0 (off the grid) is
-/// rejected as pixel, the last check of every formula.
+/// The lanes' outcomes and pixels into `out`, and which lanes are events (Out::good): `outcome`
+/// is each lane's status before the pixel check (kOk where every earlier check passed); a kOk
+/// lane whose pixel is 0 (off the grid) is rejected as pixel, the last check of every formula.
 EFU_AVX2 void write_outcome(Out& out, __m256i outcome, __m256i pixel) {
   const __m256i zero = _mm256_setzero_si256();
   const __m256i off_grid =
       _mm256_and_si256(_mm256_cmpeq_epi32(outcome, zero), _mm256_cmpeq_epi32(pixel, zero));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.status),
-                      fail_where(outcome, off_grid, error_code(ReadoutError::kPixel)));
+  const __m256i status = fail_where(outcome, off_grid, error_code(ReadoutError::kPixel));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.status), status);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.pixel), pixel);
+  out.good = static_cast<std::uint32_t>(
+      _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(status, zero))));
 }
 
 /// Unsigned 64-bit a > b: the signed compare with both sign bits flipped.
@@ -151,6 +153,7 @@ EFU_AVX2 Words load_words(const std::uint8_t* blocks) {
 /// signed conversion is exact and low · kTickNs < 10^9 truncates through 32 bits as through 64.
 struct Time4 {
   __m256i pulse, tof, negative, too_large;
+  __m256i earlier;  // the reference is the previous pulse
 };
 EFU_AVX2 Time4 time4(__m128i high, __m128i low, const TimeRule& rule) {
   const __m256i seconds =
@@ -168,7 +171,7 @@ EFU_AVX2 Time4 time4(__m128i high, __m128i low, const TimeRule& rule) {
   const __m256i tof = _mm256_sub_epi64(time, reference);
   const __m256i too_large =
       greater_u64(tof, _mm256_set1_epi64x(static_cast<std::int64_t>(rule.max_tof_ns)));
-  return Time4{reference, tof, negative, too_large};
+  return Time4{reference, tof, negative, too_large, before_pulse};
 }
 
 /// The checks every instrument makes first, for eight lanes, and the reference pulse and TOF
@@ -196,6 +199,8 @@ EFU_AVX2 Front front(const std::uint8_t* blocks, const TimeRule& rule, Out& out)
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.pulse_ns), t0.pulse);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.pulse_ns + 4), t1.pulse);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.tof_ns), narrow(t0.tof, t1.tof));
+  out.earlier = static_cast<std::uint32_t>(
+      _mm256_movemask_ps(_mm256_castsi256_ps(narrow(t0.earlier, t1.earlier))));
 
   // From the last check to the first.
   __m256i status = _mm256_setzero_si256();

@@ -627,6 +627,20 @@ namespace {
 
 // --- MIRACLES' lanes ---------------------------------------------------------------------------
 
+/// The MIRACLES instrument of the lanes' tests: rings 0..2, Resolution 128, MaxAmpl 20000, and
+/// a calibration of two intervals per group.
+CaenConfig miracles_config() {
+  return CaenConfig::from_text(
+      R"({"Detector": "miracles", "MaxRing": 2, "Resolution": 128, "MaxAmpl": 20000,
+          "MaxTOFNS": 1000000000})",
+      "miracles.json");
+}
+Calibration miracles_calibration() {
+  return Calibration::from_text(
+      test::calibration_text("miracles", 48, 2, "[[0.0, 0.5], [0.501, 1.0]]"), "cal.json",
+      "miracles");
+}
+
 /// One readout through docs/caen.md's MIRACLES formula and the checks before it, plainly.
 Outcome miracles_outcome(const CaenConfig& config, std::int64_t threshold, const CaenReadout& r) {
   Outcome o;
@@ -679,13 +693,8 @@ void lanes_against_the_formula(const CaenConfig& config, const Calibration& cal,
 }
 
 TEST(MiraclesLanes, EventsAndCountsEqualTheFormulaReadoutByReadout) {
-  const CaenConfig config = CaenConfig::from_text(
-      R"({"Detector": "miracles", "MaxRing": 2, "Resolution": 128, "MaxAmpl": 20000,
-          "MaxTOFNS": 1000000000})",
-      "miracles.json");
-  const Calibration cal = Calibration::from_text(
-      test::calibration_text("miracles", 48, 2, "[[0.0, 0.5], [0.501, 1.0]]"), "cal.json",
-      "miracles");
+  const CaenConfig config = miracles_config();
+  const Calibration cal = miracles_calibration();
   lanes_against_the_formula(
       config, cal, 41,
       [](CaenReadout& r, std::mt19937_64& rng) {
@@ -852,6 +861,102 @@ TEST(CspecLanes, PixelsEqualTheIntegerFormulaOnEveryAmplitudePair) {
     EXPECT_EQ(counters.value("events.formed"), want.size()) << "Resolution " << resolution;
     EXPECT_GT(want.size(), 0U);
   }
+}
+
+// --- the hand-off of eight lanes ----------------------------------------------------------
+
+/// A sink that takes the lanes' runs of eight as well as single events (kTakesRuns), as the
+/// pipeline's buffer does, and counts which way the events came.
+struct RunRecorder {
+  std::vector<test::Event> events;
+  std::size_t runs = 0, singles = 0;
+  void operator()(std::uint64_t pulse, std::uint32_t tof, std::uint32_t pixel) {
+    events.push_back({pulse, tof, pixel});
+    ++singles;
+  }
+  void operator()(std::uint64_t pulse, const std::uint32_t (&tof)[lanes::kLanes],
+                  const std::uint32_t (&pixel)[lanes::kLanes]) {
+    for (std::uint32_t i = 0; i < lanes::kLanes; ++i) events.push_back({pulse, tof[i], pixel[i]});
+    ++runs;
+  }
+};
+static_assert(kTakesRuns<RunRecorder>);
+
+/// Readouts that are mostly events (random_readout() and `tweak` drawn again until the formula
+/// makes an event of it, except one time in 32), about a tenth of them of the previous pulse
+/// (random_readout()'s), through the lanes to a sink that takes runs. The events equal the
+/// formula's in order; exactly the whole eights whose readouts are all events of the packet's
+/// pulse come as runs; every readout is counted once.
+template <typename Tweak, typename OutcomeOf>
+void runs_against_the_formula(const CaenConfig& config, const Calibration& cal, std::uint64_t seed,
+                              Tweak tweak, OutcomeOf outcome_of) {
+  const PixelMap pixels(config, cal, 0);
+  CounterRegistry counters;
+  ReadoutParser parser = parser_with(counters, pixels, config.max_tof_ns, true);
+  std::mt19937_64 rng(seed);
+  Expected want;
+  std::size_t want_runs = 0;
+  RunRecorder got;
+  for (const std::size_t n : {8, 9, 16, 100, 372, 372, 372, 372}) {
+    std::vector<CaenReadout> readouts_in(n);
+    std::vector<Outcome> outcomes;
+    for (CaenReadout& r : readouts_in) {
+      const bool any = rng() % 32 == 0;
+      for (int draw = 0; draw < 1000; ++draw) {
+        r = random_readout(rng);
+        tweak(r, rng);
+        if (any || outcome_of(r).event) break;
+      }
+      outcomes.push_back(outcome_of(r));
+      want.add(outcomes.back());
+    }
+    for (std::size_t first = 0; first + lanes::kLanes <= n; first += lanes::kLanes) {
+      want_runs += std::all_of(outcomes.begin() + static_cast<std::ptrdiff_t>(first),
+                               outcomes.begin() + static_cast<std::ptrdiff_t>(first + 8),
+                               [](const Outcome& o) { return o.event && o.pulse_ns == kPulseNs; });
+    }
+    const std::vector<std::uint8_t> p = packet_of(readouts_in);
+    got.events.clear();
+    parser.parse(p.data() + ess::kHeaderSizeV1,
+                 static_cast<std::uint32_t>(p.size() - ess::kHeaderSizeV1), packet_header(), got);
+    expect_events(got.events, want.packet, "a packet of " + std::to_string(n));
+    if (::testing::Test::HasFatalFailure()) return;
+    want.packet.clear();
+  }
+  EXPECT_EQ(got.runs, want_runs);
+  EXPECT_GT(want_runs, 20U);     // a good part of the 200 whole eights are runs
+  EXPECT_GT(got.singles, 100U);  // and events came one at a time too (tails, previous pulse)
+  EXPECT_GT(want.readouts, want.events);  // and some readouts were rejected among them
+  expect_accounting(counters, want.rejected, want.events, want.readouts, 0, {});
+}
+
+// The hand-off of the lanes' outcomes (ReadoutParser::emit_lanes) to a sink that takes runs, for
+// the three one-source instruments: a whole eight of events of the packet's pulse in one call,
+// any other eight (a rejection, a readout of the previous pulse) event by event.
+TEST(CaenLanes, EightEventsOfThePulseReachARunSinkInOneCall) {
+  if (!lanes::available()) GTEST_SKIP() << "no AVX2 on this CPU: no lanes to test";
+  const CaenConfig cspec = CaenConfig::from_text(
+      R"({"Detector": "cspec", "MaxRing": 2, "Resolution": 400, "MaxTOFNS": 1000000000})",
+      "cspec.json");
+  const Calibration cspec_cal = Calibration::from_text(
+      test::calibration_text("cspec", 120, 1, "[[0.0, 1.0]]"), "cal.json", "cspec");
+  runs_against_the_formula(
+      cspec, cspec_cal, 61,
+      [](CaenReadout& r, std::mt19937_64& rng) { r.group = static_cast<std::uint8_t>(rng() % 24); },
+      [&cspec](const CaenReadout& r) { return cspec_outcome(cspec, 0, r); });
+
+  const CaenConfig miracles = miracles_config();
+  const Calibration miracles_cal = miracles_calibration();
+  runs_against_the_formula(
+      miracles, miracles_cal, 67,
+      [](CaenReadout& r, std::mt19937_64& rng) { r.group = static_cast<std::uint8_t>(rng() % 12); },
+      [&miracles](const CaenReadout& r) { return miracles_outcome(miracles, 0, r); });
+
+  const CaenConfig loki = CaenConfig::from_text(test::kLokiConfig, "loki.json");
+  const Calibration loki_cal = Calibration::from_text(varied_calibration(), "cal.json", "loki");
+  runs_against_the_formula(
+      loki, loki_cal, 71, [](CaenReadout&, std::mt19937_64&) {},
+      [&](const CaenReadout& r) { return loki_by_the_formula(loki, loki_cal, 0, r); });
 }
 
 }  // namespace

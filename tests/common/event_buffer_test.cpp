@@ -46,6 +46,37 @@ TEST(EventBuffer, OneRunPerPulseInOrder) {
                 {1000, 1, 10}, {1000, 2, 20}, {2000, 3, 30}, {1000, 4, 40}, {1000, 5, 50}}));
 }
 
+// add() of N events at once: the same events in the same order as N single add()s; a new pulse
+// ends the run before them, and so does a buffer with fewer than N places left (here after
+// 31 runs of eight and one single event, 249 of 256: the next eight start a new run).
+TEST(EventBuffer, EventsAddedEightAtATimeKeepTheirOrder) {
+  RecordingSink sink;
+  EventBuffer buffer(sink);
+  std::vector<Event> want;
+  std::uint32_t next = 0;
+  auto eight = [&](std::uint64_t pulse) {
+    std::uint32_t tof[8], pixel[8];
+    for (std::uint32_t i = 0; i < 8; ++i, ++next) {
+      tof[i] = next;
+      pixel[i] = next + 100;
+      want.emplace_back(pulse, tof[i], pixel[i]);
+    }
+    buffer.add(pulse, tof, pixel);
+  };
+  buffer.add(500, 9999, 1);  // a single event of another pulse first
+  want.emplace_back(500, 9999, 1);
+  for (int run = 0; run < 31; ++run) eight(1000);
+  buffer.add(1000, 7777, 2);
+  want.emplace_back(1000, 7777, 2);
+  EXPECT_EQ(buffer.size(), 249U);
+  eight(1000);  // 8 > 256 − 249 places left
+  EXPECT_EQ(buffer.size(), 8U);
+  eight(2000);  // a new pulse
+  buffer.flush();
+  EXPECT_EQ(sink.runs, (std::vector<std::size_t>{1, 249, 8, 8}));
+  EXPECT_EQ(sink.events, want);
+}
+
 TEST(EventBuffer, AFullBufferStartsANewRunOfTheSamePulse) {
   RecordingSink sink;
   EventBuffer buffer(sink);
