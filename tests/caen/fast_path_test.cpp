@@ -928,6 +928,12 @@ void runs_against_the_formula(const CaenConfig& config, const Calibration& cal, 
   EXPECT_GT(got.singles, 100U);  // and events came one at a time too (tails, previous pulse)
   EXPECT_GT(want.readouts, want.events);  // and some readouts were rejected among them
   expect_accounting(counters, want.rejected, want.events, want.readouts, 0, {});
+  // The clamps (LoKI's), counted apart for a run of eight events.
+  EXPECT_EQ(counters.value("calibration.clamp_low"), want.low);
+  EXPECT_EQ(counters.value("calibration.clamp_high"), want.high);
+  if (config.instrument == Instrument::kLoki) {
+    EXPECT_GT(want.low + want.high, 0U);
+  }
 }
 
 // The hand-off of the lanes' outcomes (ReadoutParser::emit_lanes) to a sink that takes runs, for
