@@ -51,7 +51,7 @@ struct Out {
   std::uint32_t clamp[kLanes];   // Calibration::Clamp
   std::uint32_t source[kLanes];  // MapResult::source
   std::uint32_t good;            // bit i: status[i] is kOk
-  std::uint32_t earlier;         // bit i: lane i's TOF counts from the previous pulse
+  std::uint32_t earlier;         // bit i: lane i is before the pulse (any TOF from the previous)
 };
 
 /// The limits a formula compares the ring (fibre / 2), FEN, group and the sum of amplitudes
