@@ -320,6 +320,100 @@ TEST(Vmm3aTimeGroups, AFullBufferClosesWhatItHoldsAndCountsIt) {
   EXPECT_EQ(r.groups[0].second.size() + r.groups[1].second.size(), 65U);
 }
 
+// The time grouping's rule written out plainly (time_groups.h's header comment), to hold the
+// real one to: each unit's pending hits in one vector, sorted when groups are taken; after each
+// packet, every unit of the packet's queue hands over its groups in time order while a group's
+// latest hit + gap is before the horizon (the queue's latest hit − the window); a unit whose
+// pending hits fill the buffer hands them all over, counted, before it takes the next hit.
+struct PlainGroups {
+  TimeGroupSettings settings;
+  Recorder& out;
+  std::vector<std::vector<std::uint64_t>> pending;
+  std::vector<std::uint8_t> queue_of;
+  std::uint64_t latest[12] = {};
+  std::uint64_t packet_latest = 0;
+  std::uint8_t queue = 0;
+  std::uint64_t late = 0, full = 0;
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+
+  PlainGroups(std::uint32_t units, const TimeGroupSettings& s, Recorder& r)
+      : settings(s), out(r), pending(units), queue_of(units, 0) {}
+  void begin_packet(std::uint8_t q) { queue = q; }
+  void add(std::uint32_t unit, std::uint64_t t) {
+    if (t + settings.reorder_window_ns < latest[queue]) ++late;
+    packet_latest = std::max(packet_latest, t);
+    if (pending[unit].size() == settings.buffer_hits) {
+      full += pending[unit].size();
+      close(unit, kNever);
+    }
+    pending[unit].push_back(t);
+    queue_of[unit] = queue;
+  }
+  void end_packet() {
+    latest[queue] = std::max(latest[queue], packet_latest);
+    packet_latest = 0;
+    const std::uint64_t horizon =
+        latest[queue] > settings.reorder_window_ns ? latest[queue] - settings.reorder_window_ns : 0;
+    for (std::uint32_t u = 0; u < pending.size(); ++u) {
+      if (queue_of[u] == queue) close(u, horizon);
+    }
+  }
+  void close(std::uint32_t unit, std::uint64_t horizon) {
+    std::vector<std::uint64_t>& p = pending[unit];
+    std::sort(p.begin(), p.end());
+    std::size_t begin = 0;
+    while (begin != p.size()) {
+      std::size_t end = begin + 1;
+      while (end != p.size() && p[end] <= p[end - 1] + settings.max_time_gap_ns) ++end;
+      if (horizon != kNever && p[end - 1] + settings.max_time_gap_ns >= horizon) break;
+      out.groups.emplace_back(unit, std::vector<std::uint64_t>(p.begin() + begin, p.begin() + end));
+      begin = end;
+    }
+    p.erase(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(begin));
+  }
+};
+
+// Random streams against the plain rule: four units on two queues, packets of up to 40 hits
+// whose times run forward with jitter, a fifth of them held back by up to 3 windows (some
+// within the window, some late), bursts that fill a 64-hit buffer, and ties. The same groups
+// in the same order, the same late and buffer-full counts.
+TEST(Vmm3aTimeGroups, EqualThePlainRuleOnRandomStreams) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    const TimeGroupSettings settings{100, 1000, 64};
+    CounterRegistry counters;
+    Recorder got, want;
+    TimeGroups<Recorder> g(counters, 4, settings, got);
+    PlainGroups plain(4, settings, want);
+    std::uint64_t now[2] = {100'000, 100'000};
+    for (int packet = 0; packet < 400; ++packet) {
+      const auto q = static_cast<std::uint8_t>(rng() % 2);
+      g.begin_packet(q);
+      plain.begin_packet(q);
+      const std::uint64_t hits = rng() % 10 == 0 ? 60 + rng() % 20 : rng() % 40;
+      for (std::uint64_t i = 0; i < hits; ++i) {
+        const auto unit = static_cast<std::uint32_t>(q + 2 * (rng() % 2));
+        now[q] += rng() % 60;
+        std::uint64_t t = now[q] - rng() % 50;
+        if (rng() % 5 == 0) t -= rng() % 3000;  // held back: within the window or late
+        if (rng() % 8 == 0) t = now[q];         // ties
+        g.add(unit, at(t));
+        plain.add(unit, t);
+      }
+      g.end_packet();
+      plain.end_packet();
+      ASSERT_EQ(got.groups, want.groups) << "seed " << seed << ", packet " << packet;
+    }
+    g.close_all();
+    for (std::uint32_t u = 0; u < 4; ++u) plain.close(u, PlainGroups::kNever);
+    ASSERT_EQ(got.groups, want.groups) << "seed " << seed;
+    EXPECT_EQ(counters.value("hits.late"), plain.late);
+    EXPECT_EQ(counters.value("hits.reorder_buffer_full"), plain.full);
+    EXPECT_GT(plain.late, 0U);
+    EXPECT_GT(plain.full, 0U);
+  }
+}
+
 // --- clusters and matching ------------------------------------------------------------------
 
 Hit hit(std::uint16_t coordinate, std::uint16_t adc, std::uint64_t t, std::uint8_t plane = 0) {
