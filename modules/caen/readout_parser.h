@@ -299,7 +299,7 @@ class ReadoutParser {
   /// go to a sink that takes runs (kTakesRuns) in one call. BIFROST keeps the loop alone: its
   /// events go to a sink per source one by one anyway, and with its bench stream's 15 %
   /// rejections only a quarter of its eights are all events, so the test of the eight would
-  /// mostly fail, unpredictably (it cost BIFROST 8 %). (A loop over the good lanes' bits instead
+  /// mostly fail, unpredictably (it cost BIFROST 8–11 %). (A loop over the good lanes' bits instead
   /// of all eight cost more: this one GCC unrolls.)
   template <typename Lanes, typename OnEvent>
   std::uint32_t emit_lanes(const lanes::Out& out, PacketTally& tally, OnEvent& on_event) noexcept {
