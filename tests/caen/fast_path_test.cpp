@@ -911,9 +911,10 @@ void runs_against_the_formula(const CaenConfig& config, const Calibration& cal, 
       want.add(outcomes.back());
     }
     for (std::size_t first = 0; first + lanes::kLanes <= n; first += lanes::kLanes) {
-      want_runs += std::all_of(outcomes.begin() + static_cast<std::ptrdiff_t>(first),
-                               outcomes.begin() + static_cast<std::ptrdiff_t>(first + 8),
-                               [](const Outcome& o) { return o.event && o.pulse_ns == kPulseNs; });
+      want_runs +=
+          std::all_of(outcomes.begin() + static_cast<std::ptrdiff_t>(first),
+                      outcomes.begin() + static_cast<std::ptrdiff_t>(first + lanes::kLanes),
+                      [](const Outcome& o) { return o.event && o.pulse_ns == kPulseNs; });
     }
     const std::vector<std::uint8_t> p = packet_of(readouts_in);
     got.events.clear();
